@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages posthorn needs to build, run and test (DESIGN §10).
+# Quiet when everything is present; uses sudo when not root. Debian 12 (bookworm).
+#   scripts/install-deps.sh           build + run + test packages
+#   scripts/install-deps.sh --bench   also the benchmark peers (wrk, nginx, postfix)
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake ninja-build ccache pkg-config clang-format
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-system1.81-dev
+  libsqlite3-dev libpq-dev libgmime-3.0-dev libc-ares-dev libssl-dev libcurl4-openssl-dev
+  libgumbo-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev libidn2-dev
+  libgtest-dev libgmock-dev
+  # run (make run prints a curl line) and test
+  curl sqlite3 python3 python3-pytest python3-aiosmtpd python3-dkim dnsmasq-base swaks
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(wrk nginx-light postfix)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "installed" ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=()
+[[ $(id -u) -eq 0 ]] || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+# postfix asks questions at install time; answer them up front.
+if printf '%s\n' "${missing[@]}" | grep -qx postfix; then
+  echo "postfix postfix/main_mailer_type select No configuration" | "${sudo[@]}" debconf-set-selections
+fi
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,28 @@
+#include "api/detail/context.hpp"
+
+#include <boost/json/serialize.hpp>
+
+namespace posthorn::api::detail {
+
+http::Response json(unsigned status, const boost::json::value& v) {
+    return http::Response{.status = status, .body = boost::json::serialize(v)};
+}
+
+http::Response validation_error(std::string message) {
+    return http::error_response(400, "VALIDATION_ERROR", message);
+}
+
+http::Response not_found(std::string message) {
+    return http::error_response(404, "NOT_FOUND", message);
+}
+
+boost::json::object pagination(const Paging& p, std::int64_t total) {
+    const std::int64_t pages = total == 0 ? 0 : (total + p.limit - 1) / p.limit;
+    return {{"page", p.page},
+            {"limit", p.limit},
+            {"total", total},
+            {"total_pages", pages},
+            {"has_more", p.page * p.limit < total}};
+}
+
+}  // namespace posthorn::api::detail

@@ -1,0 +1,30 @@
+// What a /v1 route handler receives, and the JSON answer helpers shared by the handlers.
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/query.hpp"
+#include "api/v1.hpp"
+#include "http/message.hpp"
+
+namespace posthorn::api::detail {
+
+struct Context {
+    http::Request req;
+    std::string account_id;
+    std::vector<std::pair<std::string, std::string>> params;  // path placeholders
+    boost::json::value body;                                  // null when there was none
+    Deps deps;
+};
+
+http::Response json(unsigned status, const boost::json::value& v);
+http::Response validation_error(std::string message);
+http::Response not_found(std::string message = "not found");
+// The pagination object of DESIGN §5.
+boost::json::object pagination(const Paging& p, std::int64_t total);
+
+}  // namespace posthorn::api::detail

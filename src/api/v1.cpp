@@ -1,0 +1,162 @@
+#include "api/v1.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <chrono>
+
+#include "api/detail/context.hpp"
+#include "api/keys.hpp"
+#include "api/logs.hpp"
+#include "core/id.hpp"
+#include "core/log.hpp"
+#include "crypto/hash.hpp"
+#include "http/router.hpp"
+
+namespace posthorn::api {
+
+using detail::Context;
+using RouteFn = asio::awaitable<http::Response> (*)(Context);
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) !=
+            std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+bool is_json_media_type(std::string_view content_type) {
+    return iequals(trim(content_type.substr(0, content_type.find(';'))), "application/json");
+}
+
+http::Response unauthorized(std::string_view why) {
+    auto res = http::error_response(401, "UNAUTHORIZED", why);
+    res.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return res;
+}
+
+}  // namespace
+
+struct V1::Impl {
+    explicit Impl(Deps d) : deps(d) { add("GET", "/v1/logs", &list_logs); }
+
+    void add(std::string method, std::string_view pattern, RouteFn fn) {
+        const auto id = router.add(std::move(method), pattern);
+        if (routes.size() <= id) routes.resize(id + 1);
+        routes[id] = fn;
+    }
+
+    // Answers the account id of a valid, unrevoked key, or the 401 to send.
+    asio::awaitable<std::variant<std::string, http::Response>> authenticate(
+        const http::Request& req);
+    asio::awaitable<http::Response> dispatch(http::Request req, std::string account_id);
+
+    Deps deps;
+    http::Router router;
+    std::vector<RouteFn> routes;
+};
+
+asio::awaitable<std::variant<std::string, http::Response>> V1::Impl::authenticate(
+    const http::Request& req) {
+    auto header = req.header("authorization");
+    if (!header) co_return unauthorized("missing Authorization header (Bearer <API key>)");
+    auto value = trim(*header);
+    if (value.size() < 7 || !iequals(value.substr(0, 7), "Bearer "))
+        co_return unauthorized("Authorization must be: Bearer <API key>");
+    const auto key = trim(value.substr(7));
+    if (!looks_like_api_key(key)) co_return unauthorized("invalid API key");
+    const auto hash = hash_api_key(key);
+    auto found = co_await deps.store.find_api_key(hash);
+    if (!found) {
+        if (found.error() != store::errc::not_found) {
+            log::error("api key lookup: {}", found.error().message());
+            co_return http::error_response(500, "INTERNAL_ERROR", "could not check the API key");
+        }
+        co_return unauthorized("invalid API key");
+    }
+    // The row was found by its hash; compare again in constant time, so that no timing of
+    // ours depends on how much of a presented key is right.
+    if (!crypto::equal_ct(found->hash, hash)) co_return unauthorized("invalid API key");
+    if (found->revoked_at) co_return unauthorized("API key has been revoked");
+    co_return found->account_id;
+}
+
+asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, std::string account_id) {
+    boost::json::value body;
+    if (!req.body.empty()) {
+        auto ct = req.header("content-type");
+        if (!ct || !is_json_media_type(*ct))
+            co_return http::error_response(
+                400, "INVALID_JSON", "request body must be JSON (Content-Type: application/json)");
+        error_code ec;
+        body = boost::json::parse(req.body, ec);
+        if (ec)
+            co_return http::error_response(400, "INVALID_JSON",
+                                           "request body is not valid JSON: " + ec.message());
+    }
+    auto m = router.match(req.method, req.path);
+    if (!m.route) {
+        if (m.path_known) {
+            auto res = http::error_response(405, "METHOD_NOT_ALLOWED",
+                                            req.method + " is not allowed on " + req.path);
+            res.headers.emplace_back("Allow", m.allowed);
+            co_return res;
+        }
+        co_return detail::not_found("no route for " + req.path);
+    }
+    Context ctx{.req = std::move(req),
+                .account_id = std::move(account_id),
+                .params = std::move(m.params),
+                .body = std::move(body),
+                .deps = deps};
+    co_return co_await routes[*m.route](std::move(ctx));
+}
+
+V1::V1(Deps deps) : impl_(std::make_shared<Impl>(deps)) {}
+V1::~V1() = default;
+
+asio::awaitable<http::Response> V1::handle(http::Request req) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto received_at = impl_->deps.clock.now_ms();
+    if (req.path == "/healthz") {
+        if (req.method != "GET" && req.method != "HEAD") {
+            auto res = http::error_response(405, "METHOD_NOT_ALLOWED", "use GET /healthz");
+            res.headers.emplace_back("Allow", "GET, HEAD");
+            co_return res;
+        }
+        co_return http::Response{.status = 200, .body = R"({"status":"ok"})"};
+    }
+    if (req.path != "/v1" && req.path.rfind("/v1/", 0) != 0)
+        co_return detail::not_found("no route for " + req.path);
+
+    auto auth = co_await impl_->authenticate(req);
+    if (auto* res = std::get_if<http::Response>(&auth)) co_return std::move(*res);
+    auto account_id = std::get<std::string>(std::move(auth));
+
+    store::LogEntry entry{.account_id = account_id,
+                          .method = req.method,
+                          .url = req.target,
+                          .ip = req.remote_ip,
+                          .user_agent = std::string(req.header("user-agent").value_or(""))};
+    auto res = co_await impl_->dispatch(std::move(req), std::move(account_id));
+
+    entry.created_at = received_at;
+    entry.id = new_id("log_", entry.created_at);
+    entry.status = static_cast<int>(res.status);
+    entry.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
+    impl_->deps.store.append_log(std::move(entry));
+    co_return res;
+}
+
+}  // namespace posthorn::api

@@ -1,0 +1,106 @@
+#include "app/commands.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "api/keys.hpp"
+#include "app/store_open.hpp"
+#include "core/clock.hpp"
+#include "core/id.hpp"
+
+namespace posthorn::app {
+namespace {
+
+// Runs one coroutine to completion on a private io_context.
+template <class T>
+T block_on(asio::awaitable<T> aw) {
+    asio::io_context ctx;
+    std::optional<T> out;
+    asio::co_spawn(ctx, std::move(aw), [&](std::exception_ptr e, T v) {
+        if (e) std::rethrow_exception(e);
+        out = std::move(v);
+    });
+    ctx.run();
+    return std::move(*out);
+}
+
+std::unique_ptr<store::Store> open_or_die(const Config& config) {
+    auto s = open_store(config, 1);
+    if (!s) {
+        std::cerr << "posthorn: cannot open the database: " << s.error().message() << "\n";
+        std::exit(1);
+    }
+    return std::move(*s);
+}
+
+int fail(const std::string& what) {
+    std::cerr << "posthorn: " << what << "\n";
+    return 1;
+}
+
+}  // namespace
+
+int account_create(const Config& config, const std::string& name) {
+    if (name.empty() || name.size() > 200) return fail("an account name has 1 to 200 characters");
+    auto store = open_or_die(config);
+    core::SystemClock clock;
+    const auto now = clock.now_ms();
+    store::Account a{.id = new_id("acc_", now), .name = name, .created_at = now};
+    auto r = block_on(store->create_account(a));
+    if (!r) {
+        if (r.error() == store::errc::conflict)
+            return fail("account '" + name + "' exists already");
+        return fail("cannot create the account: " + r.error().message());
+    }
+    std::cout << a.id << "\n";
+    return 0;
+}
+
+int key_create(const Config& config, const std::string& account_name) {
+    auto store = open_or_die(config);
+    auto account = block_on(store->find_account_by_name(account_name));
+    if (!account) return fail("no account named '" + account_name + "'");
+    core::SystemClock clock;
+    const auto now = clock.now_ms();
+    auto k = api::generate_api_key();
+    store::ApiKey row{.id = new_id("key_", now),
+                      .account_id = account->id,
+                      .prefix = k.prefix,
+                      .hash = k.hash,
+                      .created_at = now};
+    if (auto r = block_on(store->create_api_key(row)); !r)
+        return fail("cannot create the key: " + r.error().message());
+    std::cout << "key id: " << row.id << " (account " << account->name
+              << "); the key is shown only now:\n"
+              << k.key << "\n";
+    return 0;
+}
+
+int key_list(const Config& config, const std::string& account_name) {
+    auto store = open_or_die(config);
+    auto account = block_on(store->find_account_by_name(account_name));
+    if (!account) return fail("no account named '" + account_name + "'");
+    auto keys = block_on(store->list_api_keys(account->id));
+    if (!keys) return fail("cannot list keys: " + keys.error().message());
+    for (const auto& k : *keys) {
+        std::cout << fmt::format(
+            "{}  {}…  created {}  {}\n", k.id, k.prefix, format_iso8601(k.created_at),
+            k.revoked_at ? "revoked " + format_iso8601(*k.revoked_at) : std::string("active"));
+    }
+    return 0;
+}
+
+int key_revoke(const Config& config, const std::string& key_id) {
+    auto store = open_or_die(config);
+    core::SystemClock clock;
+    auto k = block_on(store->revoke_api_key(key_id, clock.now_ms()));
+    if (!k) {
+        if (k.error() == store::errc::not_found) return fail("no key with id '" + key_id + "'");
+        return fail("cannot revoke the key: " + k.error().message());
+    }
+    std::cout << "revoked " << k->id << " at " << format_iso8601(*k->revoked_at) << "\n";
+    return 0;
+}
+
+}  // namespace posthorn::app

@@ -1,0 +1,16 @@
+// app/commands.hpp — the operator's CLI (DESIGN §1). Each works on the data dir of the
+// config, also while a server runs on it, and returns the exit code.
+#pragma once
+
+#include <string>
+
+#include "app/config.hpp"
+
+namespace posthorn::app {
+
+int account_create(const Config& config, const std::string& name);
+int key_create(const Config& config, const std::string& account_name);
+int key_list(const Config& config, const std::string& account_name);
+int key_revoke(const Config& config, const std::string& key_id);
+
+}  // namespace posthorn::app

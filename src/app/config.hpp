@@ -1,0 +1,89 @@
+// app/config.hpp — the configuration of DESIGN §1: a TOML file, then environment
+// overrides POSTHORN_<SECTION>_<KEY> (lists comma-separated), then validation.
+// Every problem is a ConfigError whose message names the key; main() exits 2 on it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace posthorn::app {
+
+struct ConfigError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct HostPort {
+    std::string host;  // an IP literal, or a name where names are allowed
+    std::uint16_t port = 0;
+    std::string to_string() const;
+};
+
+enum class TlsMode { off, opportunistic, required };
+
+struct Config {
+    struct {
+        std::string data_dir = "./data";
+        std::string public_url = "http://localhost:8080";
+    } server;
+    struct {
+        HostPort listen{"127.0.0.1", 8080};
+    } http;
+    struct {
+        HostPort submission_listen{"127.0.0.1", 587};
+        HostPort inbound_listen{"127.0.0.1", 25};
+        std::string hostname = "localhost";
+        std::string tls_cert;
+        std::string tls_key;
+        bool allow_auth_without_tls = false;
+    } smtp;
+    struct {
+        std::string url;  // resolved: never empty after load
+    } database;
+    struct {
+        std::vector<HostPort> servers;  // empty: /etc/resolv.conf
+        std::string dkim_zone = "dkim.localhost";
+        std::string spf_include = "spf.localhost";
+        std::string inbound_mx = "localhost";
+    } dns;
+    struct {
+        int mx_port = 25;
+        std::optional<HostPort> relay;
+        TlsMode tls = TlsMode::opportunistic;
+        std::vector<int> retry_schedule_s{60, 300, 1800, 7200, 21600};
+        int connect_timeout_s = 30;
+        int command_timeout_s = 300;
+    } delivery;
+    struct {
+        int send_rate_per_minute = 1000;
+        int max_recipients = 10000;
+        std::int64_t max_attachment_bytes = 26214400;
+    } limits;
+    struct {
+        int logs_days = 90;
+    } retention;
+    struct {
+        bool allow_private_targets = false;
+        std::vector<int> retry_schedule_s{10, 60, 600, 3600, 21600, 86400};
+    } webhooks;
+
+    // sqlite://PATH → PATH; empty for other schemes.
+    std::string sqlite_path() const;
+    // The largest request body the HTTP server reads: the base64 of max_attachment_bytes
+    // plus 2 MiB for the rest of the JSON.
+    std::size_t http_body_limit() const;
+};
+
+using Getenv = std::function<const char*(const char*)>;
+
+// Loads `path` (empty: defaults only), applies the environment, validates.
+// `getenv` is injectable for tests. Throws ConfigError.
+Config load_config(const std::string& path, const Getenv& getenv);
+
+// "host:port", "[v6]:port"; `default_port` used when there is no port (0: required).
+std::optional<HostPort> parse_host_port(std::string_view text, std::uint16_t default_port = 0);
+
+}  // namespace posthorn::app

@@ -1,0 +1,126 @@
+#include "app/config.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace posthorn::app {
+namespace {
+
+struct Env {
+    std::map<std::string, std::string> vars;
+    Getenv getenv() const {
+        return [this](const char* n) -> const char* {
+            auto it = vars.find(n);
+            return it == vars.end() ? nullptr : it->second.c_str();
+        };
+    }
+};
+
+std::string write_toml(const std::string& text) {
+    static int n = 0;
+    auto path = std::filesystem::temp_directory_path() /
+                ("ph_cfg_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".toml");
+    std::ofstream(path) << text;
+    return path.string();
+}
+
+std::string error_of(const std::string& toml, const Env& env = {}) {
+    try {
+        load_config(toml.empty() ? "" : write_toml(toml), env.getenv());
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(Config, DefaultsMatchDesign) {
+    auto c = load_config("", Env{}.getenv());
+    EXPECT_EQ(c.server.data_dir, "./data");
+    EXPECT_EQ(c.http.listen.to_string(), "127.0.0.1:8080");
+    EXPECT_EQ(c.smtp.submission_listen.port, 587);
+    EXPECT_EQ(c.smtp.inbound_listen.port, 25);
+    EXPECT_EQ(c.database.url, "sqlite://./data/posthorn.db");
+    EXPECT_EQ(c.delivery.retry_schedule_s, (std::vector<int>{60, 300, 1800, 7200, 21600}));
+    EXPECT_EQ(c.webhooks.retry_schedule_s.size(), 6u);
+    EXPECT_EQ(c.limits.max_attachment_bytes, 26214400);
+    EXPECT_EQ(c.retention.logs_days, 90);
+    EXPECT_EQ(c.delivery.tls, TlsMode::opportunistic);
+}
+
+TEST(Config, FileThenEnvironment) {
+    Env env{{{"POSTHORN_HTTP_LISTEN", "127.0.0.1:18080"},
+             {"POSTHORN_DNS_SERVERS", "127.0.0.1:5353, 127.0.0.2"},
+             {"POSTHORN_DELIVERY_RETRY_SCHEDULE_S", "1,2,3"},
+             {"POSTHORN_SMTP_ALLOW_AUTH_WITHOUT_TLS", "true"}}};
+    auto path = write_toml(R"(
+[server]
+data_dir = "/tmp/x"
+[http]
+listen = "127.0.0.1:9000"
+[limits]
+max_recipients = 50
+[delivery]
+relay = "smarthost.example:2525"
+)");
+    auto c = load_config(path, env.getenv());
+    EXPECT_EQ(c.http.listen.port, 18080);  // env beats the file
+    EXPECT_EQ(c.server.data_dir, "/tmp/x");
+    EXPECT_EQ(c.database.url, "sqlite:///tmp/x/posthorn.db");
+    EXPECT_EQ(c.limits.max_recipients, 50);
+    ASSERT_EQ(c.dns.servers.size(), 2u);
+    EXPECT_EQ(c.dns.servers[1].port, 53);
+    EXPECT_EQ(c.delivery.retry_schedule_s, (std::vector<int>{1, 2, 3}));
+    EXPECT_TRUE(c.smtp.allow_auth_without_tls);
+    ASSERT_TRUE(c.delivery.relay);
+    EXPECT_EQ(c.delivery.relay->to_string(), "smarthost.example:2525");
+}
+
+TEST(Config, ErrorsNameTheKey) {
+    EXPECT_NE(error_of("[http]\nlisten = 8080\n").find("http.listen"), std::string::npos);
+    EXPECT_NE(error_of("[http]\nlisten = \"nowhere\"\n").find("http.listen"), std::string::npos);
+    EXPECT_NE(error_of("[http]\nlisten = \"1.2.3.4:99999\"\n").find("http.listen"),
+              std::string::npos);
+    EXPECT_NE(error_of("[http]\nlisen = \"127.0.0.1:1\"\n").find("http.lisen"), std::string::npos);
+    EXPECT_NE(error_of("[nope]\nx = 1\n").find("[nope]"), std::string::npos);
+    EXPECT_NE(error_of("[delivery]\ntls = \"maybe\"\n").find("delivery.tls"), std::string::npos);
+    EXPECT_NE(error_of("[delivery]\nretry_schedule_s = []\n").find("delivery.retry_schedule_s"),
+              std::string::npos);
+    EXPECT_NE(error_of("[retention]\nlogs_days = \"90\"\n").find("retention.logs_days"),
+              std::string::npos);
+    EXPECT_NE(error_of("[database]\nurl = \"mysql://x\"\n").find("database.url"),
+              std::string::npos);
+    EXPECT_NE(error_of("this is not toml").find("line 1"), std::string::npos);
+    EXPECT_NE(error_of("", Env{{{"POSTHORN_LIMITS_MAX_RECIPIENTS", "many"}}})
+                  .find("POSTHORN_LIMITS_MAX_RECIPIENTS"),
+              std::string::npos);
+    EXPECT_NE(error_of("[smtp]\ntls_cert = \"/nonexistent.pem\"\ntls_key = \"/nonexistent.key\"\n")
+                  .find("smtp.tls_cert"),
+              std::string::npos);
+}
+
+TEST(Config, UnreadableFile) {
+    try {
+        load_config("/nonexistent/posthorn.toml", Env{}.getenv());
+        FAIL() << "expected ConfigError";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/posthorn.toml"), std::string::npos);
+    }
+}
+
+TEST(HostPort, Parses) {
+    EXPECT_EQ(parse_host_port("127.0.0.1:25")->port, 25);
+    EXPECT_EQ(parse_host_port("[::1]:8080")->host, "::1");
+    EXPECT_EQ(parse_host_port("::1", 53)->host, "::1");
+    EXPECT_FALSE(parse_host_port("127.0.0.1"));
+    EXPECT_FALSE(parse_host_port("127.0.0.1:"));
+    EXPECT_FALSE(parse_host_port(":80"));
+    EXPECT_FALSE(parse_host_port("[::1"));
+    EXPECT_FALSE(parse_host_port("h:-1"));
+}
+
+}  // namespace
+}  // namespace posthorn::app

@@ -1,0 +1,82 @@
+// posthorn — the binary: `serve`, and the operator's CLI of DESIGN §1.
+// Exit codes: 0 ok, 1 the operation failed, 2 bad usage or bad configuration.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "app/config.hpp"
+#include "app/serve.hpp"
+#include "core/log.hpp"
+
+using namespace posthorn;
+
+namespace {
+
+void install_log_sink() {
+    auto logger = spdlog::stderr_color_mt("posthorn");
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+    logger->set_level(spdlog::level::debug);
+    log::set_sink([logger](log::Level level, std::string_view msg) {
+        static constexpr spdlog::level::level_enum kMap[] = {
+            spdlog::level::debug, spdlog::level::info, spdlog::level::warn, spdlog::level::err};
+        logger->log(kMap[static_cast<int>(level)], msg);
+    });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App cli{"posthorn — a self-hosted transactional email service"};
+    cli.require_subcommand(1);
+    cli.fallthrough();
+    std::string config_path;
+    cli.add_option("-c,--config", config_path, "TOML config file (env POSTHORN_* overrides it)");
+
+    auto* serve_cmd = cli.add_subcommand("serve", "run the service");
+
+    auto* account = cli.add_subcommand("account", "manage accounts")->require_subcommand(1);
+    std::string account_name;
+    auto* account_create = account->add_subcommand("create", "create an account, print its id");
+    account_create->add_option("name", account_name, "account name")->required();
+
+    auto* key = cli.add_subcommand("key", "manage API keys")->require_subcommand(1);
+    std::string key_account, key_id;
+    auto* key_create = key->add_subcommand("create", "create a key; the key is the last line");
+    key_create->add_option("--account", key_account, "account name")->required();
+    auto* key_list = key->add_subcommand("list", "list an account's keys (never the keys)");
+    key_list->add_option("--account", key_account, "account name")->required();
+    auto* key_revoke = key->add_subcommand("revoke", "revoke a key: it answers 401 from now on");
+    key_revoke->add_option("key_id", key_id, "key id (key_…)")->required();
+
+    try {
+        cli.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = cli.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+
+    install_log_sink();
+    app::Config config;
+    try {
+        config = app::load_config(config_path, [](const char* name) { return std::getenv(name); });
+    } catch (const app::ConfigError& e) {
+        std::cerr << "posthorn: configuration error: " << e.what() << "\n";
+        return 2;
+    }
+    try {
+        if (serve_cmd->parsed()) return app::serve(config);
+        log::set_level(log::Level::warn);  // the CLI prints results, not chatter
+        if (account_create->parsed()) return app::account_create(config, account_name);
+        if (key_create->parsed()) return app::key_create(config, key_account);
+        if (key_list->parsed()) return app::key_list(config, key_account);
+        if (key_revoke->parsed()) return app::key_revoke(config, key_id);
+    } catch (const app::ConfigError& e) {
+        std::cerr << "posthorn: configuration error: " << e.what() << "\n";
+        return 2;
+    }
+    return 2;
+}

@@ -1,0 +1,61 @@
+#include "core/id.hpp"
+
+#include <sys/random.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+
+#include "core/panic.hpp"
+
+namespace posthorn {
+namespace {
+constexpr std::string_view kAlphabet = "0123456789abcdefghjkmnpqrstvwxyz";  // Crockford
+constexpr std::size_t kIdChars = 26;
+}  // namespace
+
+void random_bytes(void* out, std::size_t n) {
+    auto* p = static_cast<unsigned char*>(out);
+    while (n > 0) {
+        const ssize_t got = getrandom(p, n, 0);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            PH_PANIC("getrandom failed");
+        }
+        p += got;
+        n -= static_cast<std::size_t>(got);
+    }
+}
+
+std::string new_id(std::string_view prefix, UnixMs now) {
+    // 128 bits: 48 of time, 80 of randomness, written 5 bits at a time from the top.
+    std::array<unsigned char, 16> raw{};
+    const auto t = static_cast<std::uint64_t>(now);
+    for (int i = 0; i < 6; ++i) raw[i] = static_cast<unsigned char>(t >> (8 * (5 - i)));
+    random_bytes(raw.data() + 6, 10);
+    std::string out(prefix);
+    out.reserve(prefix.size() + kIdChars);
+    // 26 chars * 5 bits = 130 bits: two leading zero bits, then the 128.
+    unsigned acc = 0;
+    unsigned bits = 2;  // the two leading zero bits
+    for (unsigned char byte : raw) {
+        acc = (acc << 8) | byte;
+        bits += 8;
+        while (bits >= 5) {
+            out.push_back(kAlphabet[(acc >> (bits - 5)) & 31u]);
+            bits -= 5;
+        }
+        acc &= (1u << bits) - 1u;
+    }
+    return out;
+}
+
+bool is_id(std::string_view id, std::string_view prefix) noexcept {
+    if (id.size() != prefix.size() + kIdChars || id.substr(0, prefix.size()) != prefix)
+        return false;
+    for (char c : id.substr(prefix.size()))
+        if (kAlphabet.find(c) == std::string_view::npos) return false;
+    return true;
+}
+
+}  // namespace posthorn

@@ -1,0 +1,32 @@
+#include "core/id.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace posthorn {
+namespace {
+
+TEST(Id, HasPrefixAndFixedLength) {
+    const auto id = new_id("em_", 1795255200123);
+    EXPECT_TRUE(is_id(id, "em_")) << id;
+    EXPECT_FALSE(is_id(id, "dom_"));
+    EXPECT_FALSE(is_id("em_short", "em_"));
+    EXPECT_FALSE(is_id("em_0123456789abcdefghjkmnpqrU", "em_"));
+}
+
+TEST(Id, SortsByTime) {
+    const auto a = new_id("log_", 1795255200123);
+    const auto b = new_id("log_", 1795255200124);
+    const auto c = new_id("log_", 1895255200000);
+    EXPECT_LT(a, b);
+    EXPECT_LT(b, c);
+}
+
+TEST(Id, DoesNotRepeat) {
+    std::set<std::string> seen;
+    for (int i = 0; i < 10000; ++i) EXPECT_TRUE(seen.insert(new_id("key_", 42)).second);
+}
+
+}  // namespace
+}  // namespace posthorn

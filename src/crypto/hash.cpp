@@ -1,0 +1,51 @@
+#include "crypto/hash.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "core/panic.hpp"
+
+namespace posthorn::crypto {
+
+Sha256 sha256(std::string_view data) {
+    Sha256 out{};
+    unsigned int len = 0;
+    if (EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr) != 1 ||
+        len != out.size())
+        PH_PANIC("EVP_Digest(sha256) failed");
+    return out;
+}
+
+Sha256 hmac_sha256(std::string_view key, std::string_view data) {
+    Sha256 out{};
+    unsigned int len = 0;
+    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+             reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(),
+             &len) == nullptr ||
+        len != out.size())
+        PH_PANIC("HMAC(sha256) failed");
+    return out;
+}
+
+std::string to_hex(std::string_view bytes) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char c : bytes) {
+        out.push_back(kDigits[c >> 4]);
+        out.push_back(kDigits[c & 15]);
+    }
+    return out;
+}
+
+std::string to_hex(const Sha256& digest) {
+    return to_hex(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+}
+
+bool equal_ct(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+}  // namespace posthorn::crypto

@@ -1,0 +1,28 @@
+#include "http/message.hpp"
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+namespace posthorn::http {
+
+std::optional<std::string_view> Request::header(std::string_view lower_name) const {
+    for (const auto& [k, v] : headers)
+        if (k == lower_name) return v;
+    return std::nullopt;
+}
+
+std::optional<std::string_view> Request::param(std::string_view name) const {
+    for (const auto& [k, v] : query)
+        if (k == name) return v;
+    return std::nullopt;
+}
+
+Response error_response(unsigned status, std::string_view code, std::string_view message) {
+    boost::json::object o;
+    o["code"] = code;
+    o["message"] = message;
+    o["status"] = status;
+    return Response{.status = status, .body = boost::json::serialize(o)};
+}
+
+}  // namespace posthorn::http

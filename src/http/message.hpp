@@ -1,0 +1,45 @@
+// http/message.hpp — the request and response as the product code sees them: plain
+// structs, so that handlers never include Beast. Header names are lower-cased; the path and
+// the query are percent-decoded.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/asio.hpp"
+
+namespace posthorn::http {
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+struct Request {
+    std::string method;  // "GET", as sent
+    std::string target;  // raw request target, "/v1/logs?limit=1"
+    std::string path;    // decoded path, "/v1/logs"
+    Fields query;        // decoded query parameters, in order
+    Fields headers;      // lower-case names
+    std::string body;
+    std::string remote_ip;
+
+    std::optional<std::string_view> header(std::string_view lower_name) const;
+    // The first value of a query parameter.
+    std::optional<std::string_view> param(std::string_view name) const;
+};
+
+struct Response {
+    unsigned status = 200;
+    std::string body;
+    std::string content_type = "application/json";
+    Fields headers;
+};
+
+using Handler = std::function<asio::awaitable<Response>(Request)>;
+
+// The JSON error body of DESIGN §4: {"code", "message", "status"}.
+Response error_response(unsigned status, std::string_view code, std::string_view message);
+
+}  // namespace posthorn::http

@@ -1,0 +1,264 @@
+#include "http/server.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <unordered_set>
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/url/parse.hpp>
+
+#include "core/log.hpp"
+
+namespace posthorn::http {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr std::size_t kHeaderLimit = 16 * 1024;
+constexpr std::chrono::seconds kLingerTime{2};
+
+struct Conn {
+    explicit Conn(tcp::socket s) : stream(std::move(s)) {}
+    beast::tcp_stream stream;
+    bool busy = false;  // touched only on the connection's own context
+};
+
+bool is_parse_error(const error_code& ec) {
+    return ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
+           ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message;
+}
+
+// Builds the product-facing request from Beast's; a target that is not origin-form fails.
+std::optional<Request> convert(bhttp::request<bhttp::string_body>&& in, const std::string& ip) {
+    Request out;
+    out.method = std::string(in.method_string());
+    out.target = std::string(in.target());
+    auto url = boost::urls::parse_origin_form(out.target);
+    if (!url) return std::nullopt;
+    out.path = url->path();
+    for (auto p : url->params()) out.query.emplace_back(p.key, p.has_value ? p.value : "");
+    for (const auto& f : in) {
+        std::string name(f.name_string());
+        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        out.headers.emplace_back(std::move(name), std::string(f.value()));
+    }
+    out.body = std::move(in.body());
+    out.remote_ip = ip;
+    return out;
+}
+
+}  // namespace
+
+struct Server::Impl : std::enable_shared_from_this<Impl> {
+    Impl(core::IoPool& p, Options o, Handler h)
+        : pool(p), options(std::move(o)), handler(std::move(h)), acceptor(p.context(0)) {}
+
+    asio::awaitable<void> accept_loop();
+    asio::awaitable<void> session(std::shared_ptr<Conn> conn);
+    asio::awaitable<void> send(Conn& conn, Response res, unsigned version, bool keep_alive);
+    asio::awaitable<void> linger(Conn& conn);
+
+    core::IoPool& pool;
+    Options options;
+    Handler handler;
+    tcp::acceptor acceptor;
+    std::atomic<bool> stopping{false};
+    mutable std::mutex mutex;
+    std::unordered_set<std::shared_ptr<Conn>> conns;  // guarded by mutex
+};
+
+asio::awaitable<void> Server::Impl::accept_loop() {
+    auto self = shared_from_this();
+    while (!stopping) {
+        auto& ctx = pool.next();
+        auto [ec, socket] = co_await acceptor.async_accept(ctx, use_nothrow_awaitable);
+        if (ec) {
+            if (ec == asio::error::operation_aborted || stopping) break;
+            // EMFILE and friends: wait a little rather than spin.
+            log::warn("http accept: {}", ec.message());
+            asio::steady_timer t(acceptor.get_executor(), std::chrono::milliseconds(100));
+            co_await t.async_wait(use_nothrow_awaitable);
+            continue;
+        }
+        socket.set_option(tcp::no_delay(true), ec);
+        auto conn = std::make_shared<Conn>(std::move(socket));
+        {
+            std::lock_guard lock(mutex);
+            conns.insert(conn);
+        }
+        asio::co_spawn(ctx, session(conn), [self, conn](std::exception_ptr e) {
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& ex) {
+                    log::error("http session: {}", ex.what());
+                }
+            }
+            std::lock_guard lock(self->mutex);
+            self->conns.erase(conn);
+        });
+    }
+}
+
+asio::awaitable<void> Server::Impl::send(Conn& conn, Response res, unsigned version,
+                                         bool keep_alive) {
+    bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(res.status), version};
+    out.set(bhttp::field::server, "posthorn");
+    if (!res.content_type.empty()) out.set(bhttp::field::content_type, res.content_type);
+    for (auto& [k, v] : res.headers) out.set(k, v);
+    out.body() = std::move(res.body);
+    out.keep_alive(keep_alive);
+    out.prepare_payload();
+    conn.stream.expires_after(options.request_timeout);
+    co_await bhttp::async_write(conn.stream, out, use_nothrow_awaitable);
+}
+
+// After refusing a request whose body is still arriving, read and drop what the client
+// sends for a moment, so that it sees our answer rather than a reset.
+asio::awaitable<void> Server::Impl::linger(Conn& conn) {
+    error_code ec;
+    conn.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    conn.stream.expires_after(kLingerTime);
+    std::array<char, 16384> sink{};
+    for (;;) {
+        auto [rec, n] =
+            co_await conn.stream.async_read_some(asio::buffer(sink), use_nothrow_awaitable);
+        if (rec) break;
+    }
+}
+
+asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
+    beast::flat_buffer buffer;
+    error_code ec;
+    const auto peer = conn->stream.socket().remote_endpoint(ec);
+    const std::string ip = ec ? std::string() : peer.address().to_string();
+
+    while (!stopping) {
+        bhttp::request_parser<bhttp::string_body> parser;
+        parser.header_limit(kHeaderLimit);
+        parser.body_limit(options.body_limit);
+
+        conn->busy = false;
+        conn->stream.expires_after(options.idle_timeout);
+        auto [hec, hn] =
+            co_await bhttp::async_read_header(conn->stream, buffer, parser, use_nothrow_awaitable);
+        conn->busy = true;
+        if (hec) {
+            if (hec == bhttp::error::header_limit)
+                co_await send(
+                    *conn, error_response(431, "VALIDATION_ERROR", "request headers are too large"),
+                    11, false);
+            else if (is_parse_error(hec))
+                co_await send(*conn,
+                              error_response(400, "VALIDATION_ERROR",
+                                             "malformed HTTP request: " + hec.message()),
+                              11, false);
+            break;
+        }
+        const unsigned version = parser.get().version();
+        if (auto len = parser.content_length(); len && *len > options.body_limit) {
+            co_await send(*conn,
+                          error_response(413, "PAYLOAD_TOO_LARGE",
+                                         "request body is larger than the limit of " +
+                                             std::to_string(options.body_limit) + " bytes"),
+                          version, false);
+            co_await linger(*conn);
+            break;
+        }
+        if (beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+            bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, version};
+            co_await bhttp::async_write(conn->stream, cont, use_nothrow_awaitable);
+        }
+        conn->stream.expires_after(options.request_timeout);
+        if (!parser.is_done()) {
+            auto [bec, bn] =
+                co_await bhttp::async_read(conn->stream, buffer, parser, use_nothrow_awaitable);
+            if (bec == bhttp::error::body_limit) {
+                co_await send(*conn,
+                              error_response(413, "PAYLOAD_TOO_LARGE",
+                                             "request body is larger than the limit of " +
+                                                 std::to_string(options.body_limit) + " bytes"),
+                              version, false);
+                co_await linger(*conn);
+                break;
+            }
+            if (bec) {
+                if (is_parse_error(bec))
+                    co_await send(*conn,
+                                  error_response(400, "VALIDATION_ERROR",
+                                                 "malformed HTTP request: " + bec.message()),
+                                  version, false);
+                break;
+            }
+        }
+        const bool keep_alive = parser.get().keep_alive();
+        auto request = convert(parser.release(), ip);
+        Response res;
+        if (!request) {
+            res = error_response(400, "VALIDATION_ERROR", "malformed request target");
+        } else {
+            bool failed = false;
+            try {
+                res = co_await handler(std::move(*request));
+            } catch (const std::exception& e) {
+                log::error("http handler threw: {}", e.what());
+                failed = true;
+            }
+            if (failed) res = error_response(500, "INTERNAL_ERROR", "internal error");
+        }
+        const bool again = keep_alive && request && !stopping;
+        co_await send(*conn, std::move(res), version, again);
+        if (!again) break;
+    }
+    conn->stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    conn->stream.close();
+}
+
+Server::Server(core::IoPool& pool, Options options, Handler handler)
+    : impl_(std::make_shared<Impl>(pool, std::move(options), std::move(handler))) {}
+
+Server::~Server() { stop(); }
+
+Result<tcp::endpoint> Server::start() {
+    error_code ec;
+    auto& a = impl_->acceptor;
+    a.open(impl_->options.listen.protocol(), ec);
+    if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) a.bind(impl_->options.listen, ec);
+    if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return ec;
+    auto bound = a.local_endpoint(ec);
+    if (ec) return ec;
+    asio::co_spawn(a.get_executor(), impl_->accept_loop(), asio::detached);
+    return bound;
+}
+
+void Server::stop() {
+    if (impl_->stopping.exchange(true)) return;
+    asio::post(impl_->acceptor.get_executor(), [impl = impl_] {
+        error_code ec;
+        impl->acceptor.close(ec);
+    });
+    std::lock_guard lock(impl_->mutex);
+    for (const auto& conn : impl_->conns) {
+        asio::post(conn->stream.get_executor(), [conn] {
+            if (!conn->busy) conn->stream.cancel();
+        });
+    }
+}
+
+std::size_t Server::connections() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->conns.size();
+}
+
+}  // namespace posthorn::http

@@ -1,0 +1,50 @@
+// http/server.hpp — the HTTP/1.1 server (Boost.Beast, C++20 coroutines).
+//
+// One acceptor hands connections round-robin to the contexts of a core::IoPool; a
+// connection stays on its context for life. Keep-alive, a header limit (16 KiB, 431), a
+// body limit (413, decided before the body is read when Content-Length says so, and
+// `Expect: 100-continue` honoured), read/idle deadlines, and the JSON error body for every
+// malformed request. The handler gets every well-formed request; routing is its business.
+//
+// stop(): no new connections, idle keep-alive connections close, requests in flight are
+// answered (with `Connection: close`). Not in scope: TLS (put a proxy in front), HTTP/2.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include "core/io_pool.hpp"
+#include "core/result.hpp"
+#include "http/message.hpp"
+
+namespace posthorn::http {
+
+class Server {
+  public:
+    struct Options {
+        asio::ip::tcp::endpoint listen;
+        std::size_t body_limit = 1 << 20;
+        std::chrono::seconds idle_timeout{60};     // between requests on a keep-alive connection
+        std::chrono::seconds request_timeout{30};  // to read a request and write its answer
+    };
+
+    Server(core::IoPool& pool, Options options, Handler handler);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // Binds and starts accepting; answers the bound endpoint (port 0 picks one).
+    Result<asio::ip::tcp::endpoint> start();
+    void stop();
+    // Connections still open (each is idle, reading or being answered).
+    std::size_t connections() const;
+
+  private:
+    struct Impl;
+    std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace posthorn::http

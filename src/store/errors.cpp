@@ -1,0 +1,33 @@
+#include "store/errors.hpp"
+
+#include <string>
+
+namespace posthorn::store {
+namespace {
+class Category final : public boost::system::error_category {
+  public:
+    const char* name() const noexcept override { return "posthorn.store"; }
+    std::string message(int ev) const override {
+        switch (static_cast<errc>(ev)) {
+            case errc::not_found:
+                return "not found";
+            case errc::conflict:
+                return "already exists";
+            case errc::busy:
+                return "database busy";
+            case errc::io:
+                return "database error";
+            case errc::closed:
+                return "store closed";
+        }
+        return "unknown store error";
+    }
+};
+}  // namespace
+
+const boost::system::error_category& error_category() noexcept {
+    static const Category category;
+    return category;
+}
+
+}  // namespace posthorn::store

@@ -1,0 +1,106 @@
+#include "store/sqlite/detail/db.hpp"
+
+#include "core/log.hpp"
+#include "store/errors.hpp"
+
+namespace posthorn::store::sqlite::detail {
+
+error_code to_error(int rc) {
+    switch (rc & 0xff) {
+        case SQLITE_CONSTRAINT:
+            return errc::conflict;
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+            return errc::busy;
+        default:
+            return errc::io;
+    }
+}
+
+Stmt& Stmt::bind(int i, std::string_view v) {
+    sqlite3_bind_text64(s_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    return *this;
+}
+Stmt& Stmt::bind(int i, std::int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+}
+Stmt& Stmt::bind(int i, std::nullopt_t) {
+    sqlite3_bind_null(s_, i);
+    return *this;
+}
+
+Result<bool> Stmt::step() {
+    const int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    log::debug("sqlite step: {}", sqlite3_errmsg(sqlite3_db_handle(s_)));
+    return {boost::system::in_place_error, to_error(rc)};
+}
+
+Result<void> Stmt::run() {
+    for (;;) {
+        auto r = step();
+        if (!r) return r.error();
+        if (!*r) return {};
+    }
+}
+
+std::string Stmt::text(int col) const {
+    const auto* p = sqlite3_column_text(s_, col);
+    if (!p) return {};
+    return std::string(reinterpret_cast<const char*>(p),
+                       static_cast<std::size_t>(sqlite3_column_bytes(s_, col)));
+}
+
+Result<Db> Db::open(const std::string& path, bool create) {
+    sqlite3* raw = nullptr;
+    const int flags =
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+    Db db;
+    db.db_.reset(raw);
+    if (rc != SQLITE_OK) {
+        log::error("sqlite open {}: {}", path, raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
+        return to_error(rc);
+    }
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_busy_timeout(raw, 10000);
+    // WAL lets readers go on while the writer commits; synchronous=FULL makes every commit
+    // reach the disk (fsync of the WAL) before it is acknowledged.
+    if (auto r = db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
+                         "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;");
+        !r)
+        return r.error();
+    return db;
+}
+
+Result<void> Db::exec(const char* sql) {
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db_.get(), sql, nullptr, nullptr, &err);
+    if (rc != SQLITE_OK) {
+        log::error("sqlite exec: {}", err ? err : sqlite3_errstr(rc));
+        sqlite3_free(err);
+        return to_error(rc);
+    }
+    return {};
+}
+
+Result<Stmt> Db::prepare(std::string_view sql) {
+    auto it = cache_.find(std::string(sql));
+    if (it == cache_.end()) {
+        sqlite3_stmt* raw = nullptr;
+        const int rc = sqlite3_prepare_v3(db_.get(), sql.data(), static_cast<int>(sql.size()),
+                                          SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+        if (rc != SQLITE_OK) {
+            log::error("sqlite prepare: {}: {}", sqlite3_errmsg(db_.get()), sql);
+            return to_error(rc);
+        }
+        it = cache_.emplace(std::string(sql), StmtPtr(raw)).first;
+    }
+    sqlite3_reset(it->second.get());
+    sqlite3_clear_bindings(it->second.get());
+    return Stmt(it->second.get());
+}
+
+}  // namespace posthorn::store::sqlite::detail

@@ -1,0 +1,69 @@
+// A SQLite connection with a cache of prepared statements, and typed bind/column helpers.
+// One Db is used by one thread at a time. Private to store/sqlite.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/c_ptr.hpp"
+#include "core/result.hpp"
+
+namespace posthorn::store::sqlite::detail {
+
+using DbPtr = CPtr<sqlite3, sqlite3_close_v2>;
+using StmtPtr = CPtr<sqlite3_stmt, sqlite3_finalize>;
+
+error_code to_error(int rc);
+
+class Stmt {
+  public:
+    explicit Stmt(sqlite3_stmt* s) : s_(s) {}
+
+    Stmt& bind(int i, std::string_view v);
+    Stmt& bind(int i, std::int64_t v);
+    Stmt& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
+    Stmt& bind(int i, std::nullopt_t);
+    template <class T>
+    Stmt& bind(int i, const std::optional<T>& v) {
+        return v ? bind(i, *v) : bind(i, std::nullopt);
+    }
+
+    // true: a row is ready; false: done. Errors map through to_error().
+    Result<bool> step();
+    // Steps to the end, for statements that return no rows.
+    Result<void> run();
+
+    std::int64_t int64(int col) const { return sqlite3_column_int64(s_, col); }
+    std::string text(int col) const;
+    bool is_null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
+    std::optional<std::int64_t> opt_int64(int col) const {
+        return is_null(col) ? std::nullopt : std::optional(int64(col));
+    }
+
+  private:
+    sqlite3_stmt* s_;
+};
+
+class Db {
+  public:
+    // Opens (creating if asked) with WAL, foreign keys, synchronous=FULL and a busy timeout.
+    static Result<Db> open(const std::string& path, bool create);
+
+    // Runs one or more statements without results.
+    Result<void> exec(const char* sql);
+    // A cached prepared statement, reset and with bindings cleared.
+    Result<Stmt> prepare(std::string_view sql);
+    std::int64_t changes() const { return sqlite3_changes64(db_.get()); }
+    sqlite3* handle() const { return db_.get(); }
+
+  private:
+    DbPtr db_;
+    std::unordered_map<std::string, StmtPtr> cache_;
+};
+
+}  // namespace posthorn::store::sqlite::detail

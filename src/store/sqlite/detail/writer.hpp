@@ -1,0 +1,88 @@
+// Group commit: one thread owns the write connection; submitted jobs are taken in batches,
+// each batch runs in one transaction (each job in its own savepoint, so one failing job
+// does not undo the others) and one fsync, and every job is acknowledged after the commit.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+
+#include "core/asio.hpp"
+#include "core/result.hpp"
+#include "store/errors.hpp"
+#include "store/sqlite/detail/db.hpp"
+
+namespace posthorn::store::sqlite::detail {
+
+class Writer {
+  public:
+    using Job = std::function<error_code(Db&)>;
+    using Done = std::function<void(error_code)>;  // may be empty: nobody waits
+
+    explicit Writer(Db db);
+    ~Writer();
+    void start();
+    // Runs what is pending, then stops; later submissions complete with errc::closed.
+    void stop();
+    void submit(Job job, Done done);
+
+    // Runs `fn(Db&) -> Result<T>` in the next batch; resumes the caller on its executor once
+    // the batch is durable. A failed commit fails every job of the batch.
+    // Deliberately not a coroutine: GCC 12 mishandles lambda temporaries that live across a
+    // suspension point, so the operation is an initiation object instead.
+    template <class T, class Fn>
+    asio::awaitable<Result<T>> write(Fn fn) {
+        return asio::async_initiate<const asio::use_awaitable_t<>&, void(Result<T>)>(
+            WriteOp<T, Fn>{this, std::move(fn)}, asio::use_awaitable);
+    }
+
+  private:
+    template <class T, class Fn>
+    struct WriteOp {
+        Writer* writer;
+        Fn fn;
+        template <class Handler>
+        void operator()(Handler handler) {
+            auto h = std::make_shared<Handler>(std::move(handler));
+            auto work = asio::make_work_guard(asio::get_associated_executor(*h));
+            auto out = std::make_shared<std::optional<Result<T>>>();
+            writer->submit(
+                [fn = std::move(fn), out](Db& db) mutable -> error_code {
+                    const auto& r = out->emplace(fn(db));
+                    return r ? error_code{} : r.error();
+                },
+                [h, out, work](error_code ec) mutable {
+                    Result<T> r = ec                 ? Result<T>(boost::system::in_place_error, ec)
+                                  : out->has_value() ? std::move(**out)
+                                                     : Result<T>(boost::system::in_place_error,
+                                                                 make_error_code(errc::io));
+                    asio::post(work.get_executor(),
+                               [h, r = std::move(r)]() mutable { (*h)(std::move(r)); });
+                    work.reset();
+                });
+        }
+    };
+
+    struct Pending {
+        Job job;
+        Done done;
+    };
+    void loop();
+    void run_batch(std::vector<Pending>& batch);
+
+    Db db_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::vector<Pending> pending_;  // guarded by mutex_
+    bool stopping_ = false;         // guarded by mutex_
+    bool closed_ = true;            // guarded by mutex_: no thread takes work
+    std::thread thread_;
+};
+
+}  // namespace posthorn::store::sqlite::detail

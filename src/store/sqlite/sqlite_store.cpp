@@ -1,0 +1,306 @@
+#include "store/sqlite/sqlite_store.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "core/blocking.hpp"
+#include "core/log.hpp"
+#include "store/sqlite/detail/db.hpp"
+#include "store/sqlite/detail/migrations.hpp"
+#include "store/sqlite/detail/writer.hpp"
+
+namespace posthorn::store::sqlite {
+
+using detail::Db;
+using detail::Stmt;
+
+namespace {
+
+// Read connections, one per reader thread; a lease returns its connection when it ends.
+class ReaderPool {
+  public:
+    class Lease {
+      public:
+        Lease(ReaderPool& pool, Db db) : pool_(&pool), db_(std::move(db)) {}
+        Lease(Lease&&) = delete;
+        ~Lease() { pool_->release(std::move(db_)); }
+        Db& db() { return db_; }
+
+      private:
+        ReaderPool* pool_;
+        Db db_;
+    };
+
+    void add(Db db) { free_.push_back(std::move(db)); }
+    Db take() {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return !free_.empty(); });
+        Db db = std::move(free_.back());
+        free_.pop_back();
+        return db;
+    }
+    void release(Db db) {
+        {
+            std::lock_guard lock(mutex_);
+            free_.push_back(std::move(db));
+        }
+        cv_.notify_one();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::vector<Db> free_;
+};
+
+Result<int> migrate(Db& db) {
+    if (auto r = db.exec("BEGIN IMMEDIATE"); !r) return r.error();
+    auto version_stmt = db.prepare("PRAGMA user_version");
+    if (!version_stmt) return version_stmt.error();
+    auto row = version_stmt->step();
+    if (!row) return row.error();
+    int version = static_cast<int>(version_stmt->int64(0));
+    (void)version_stmt->step();
+    for (const auto& m : detail::migrations()) {
+        if (m.version <= version) continue;
+        log::info("store: applying migration {}", m.name);
+        if (auto r = db.exec(m.sql); !r) {
+            (void)db.exec("ROLLBACK");
+            return r.error();
+        }
+        const std::string set = "PRAGMA user_version = " + std::to_string(m.version);
+        if (auto r = db.exec(set.c_str()); !r) {
+            (void)db.exec("ROLLBACK");
+            return r.error();
+        }
+        version = m.version;
+    }
+    if (auto r = db.exec("COMMIT"); !r) return r.error();
+    return version;
+}
+
+ApiKey read_key(const Stmt& s) {
+    return ApiKey{.id = s.text(0),
+                  .account_id = s.text(1),
+                  .prefix = s.text(2),
+                  .hash = s.text(3),
+                  .created_at = s.int64(4),
+                  .revoked_at = s.opt_int64(5)};
+}
+
+constexpr const char* kKeyColumns = "id, account_id, prefix, hash, created_at, revoked_at";
+
+Result<ApiKey> key_where(Db& db, const char* where, const std::string& value) {
+    auto s = db.prepare(std::string("SELECT ") + kKeyColumns + " FROM api_keys WHERE " + where);
+    if (!s) return s.error();
+    s->bind(1, value);
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) return errc::not_found;
+    return read_key(*s);
+}
+
+}  // namespace
+
+struct SqliteStore::Impl {
+    Impl(Db writer_db, std::size_t readers)
+        : writer(std::move(writer_db)), reader_threads(readers) {}
+
+    // Not a coroutine, for the reason given at Writer::write.
+    template <class F>
+    asio::awaitable<std::invoke_result_t<F&, Db&>> read(F fn) {
+        return core::run_blocking(reader_threads.get_executor(),
+                                  [this, fn = std::move(fn)]() mutable {
+                                      ReaderPool::Lease lease(reader_pool, reader_pool.take());
+                                      return fn(lease.db());
+                                  });
+    }
+
+    detail::Writer writer;
+    asio::thread_pool reader_threads;
+    ReaderPool reader_pool;
+    int version = 0;
+};
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
+    auto wdb = Db::open(options.path, true);
+    if (!wdb) return wdb.error();
+    auto version = migrate(*wdb);
+    if (!version) return version.error();
+    if (options.readers == 0) options.readers = 1;
+    auto impl = std::make_unique<Impl>(std::move(*wdb), options.readers);
+    impl->version = *version;
+    for (std::size_t i = 0; i < options.readers; ++i) {
+        auto rdb = Db::open(options.path, false);
+        if (!rdb) return rdb.error();
+        (void)rdb->exec("PRAGMA query_only=ON");
+        impl->reader_pool.add(std::move(*rdb));
+    }
+    impl->writer.start();
+    return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(impl)));
+}
+
+SqliteStore::SqliteStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+SqliteStore::~SqliteStore() { close(); }
+
+int SqliteStore::schema_version() const { return impl_->version; }
+
+void SqliteStore::close() {
+    impl_->writer.stop();
+    impl_->reader_threads.join();
+}
+
+asio::awaitable<Result<void>> SqliteStore::flush() {
+    return impl_->writer.write<void>([](Db&) -> Result<void> { return {}; });
+}
+
+// ---- accounts and keys ----
+
+asio::awaitable<Result<void>> SqliteStore::create_account(Account a) {
+    return impl_->writer.write<void>([a = std::move(a)](Db& db) -> Result<void> {
+        auto s = db.prepare("INSERT INTO accounts (id, name, created_at) VALUES (?1, ?2, ?3)");
+        if (!s) return s.error();
+        return s->bind(1, a.id).bind(2, a.name).bind(3, a.created_at).run();
+    });
+}
+
+asio::awaitable<Result<Account>> SqliteStore::find_account_by_name(std::string name) {
+    return impl_->read([name = std::move(name)](Db& db) -> Result<Account> {
+        auto s = db.prepare("SELECT id, name, created_at FROM accounts WHERE name = ?1");
+        if (!s) return s.error();
+        s->bind(1, name);
+        auto row = s->step();
+        if (!row) return row.error();
+        if (!*row) return errc::not_found;
+        return Account{.id = s->text(0), .name = s->text(1), .created_at = s->int64(2)};
+    });
+}
+
+asio::awaitable<Result<void>> SqliteStore::create_api_key(ApiKey k) {
+    return impl_->writer.write<void>([k = std::move(k)](Db& db) -> Result<void> {
+        auto s = db.prepare(
+            "INSERT INTO api_keys (id, account_id, prefix, hash, created_at, revoked_at) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+        if (!s) return s.error();
+        return s->bind(1, k.id)
+            .bind(2, k.account_id)
+            .bind(3, k.prefix)
+            .bind(4, k.hash)
+            .bind(5, k.created_at)
+            .bind(6, k.revoked_at)
+            .run();
+    });
+}
+
+asio::awaitable<Result<std::vector<ApiKey>>> SqliteStore::list_api_keys(std::string account_id) {
+    return impl_->read([account_id = std::move(account_id)](Db& db) -> Result<std::vector<ApiKey>> {
+        auto s = db.prepare(std::string("SELECT ") + kKeyColumns +
+                            " FROM api_keys WHERE account_id = ?1 ORDER BY id");
+        if (!s) return s.error();
+        s->bind(1, account_id);
+        std::vector<ApiKey> out;
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) return out;
+            out.push_back(read_key(*s));
+        }
+    });
+}
+
+asio::awaitable<Result<ApiKey>> SqliteStore::revoke_api_key(std::string key_id, UnixMs at) {
+    return impl_->writer.write<ApiKey>([key_id = std::move(key_id), at](Db& db) -> Result<ApiKey> {
+        auto s =
+            db.prepare("UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL");
+        if (!s) return s.error();
+        if (auto r = s->bind(1, key_id).bind(2, at).run(); !r) return r.error();
+        return key_where(db, "id = ?1", key_id);
+    });
+}
+
+asio::awaitable<Result<ApiKey>> SqliteStore::find_api_key(std::string hash_hex) {
+    return impl_->read([hash_hex = std::move(hash_hex)](Db& db) -> Result<ApiKey> {
+        return key_where(db, "hash = ?1", hash_hex);
+    });
+}
+
+// ---- request log ----
+
+void SqliteStore::append_log(LogEntry e) {
+    impl_->writer.submit(
+        [e = std::move(e)](Db& db) -> error_code {
+            auto s = db.prepare(
+                "INSERT INTO request_logs (id, account_id, created_at, method, url, status, "
+                "duration_ms, ip, user_agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+            if (!s) return s.error();
+            auto r = s->bind(1, e.id)
+                         .bind(2, e.account_id)
+                         .bind(3, e.created_at)
+                         .bind(4, e.method)
+                         .bind(5, e.url)
+                         .bind(6, e.status)
+                         .bind(7, e.duration_ms)
+                         .bind(8, e.ip)
+                         .bind(9, e.user_agent)
+                         .run();
+            if (!r) log::warn("request log write failed: {}", r.error().message());
+            return r ? error_code{} : r.error();
+        },
+        {});
+}
+
+asio::awaitable<Result<Page<LogEntry>>> SqliteStore::list_logs(LogQuery q) {
+    return impl_->read([q = std::move(q)](Db& db) -> Result<Page<LogEntry>> {
+        static constexpr const char* kWhere =
+            " FROM request_logs WHERE account_id = ?1 AND (?2 IS NULL OR status = ?2) "
+            "AND (?3 IS NULL OR method = ?3)";
+        Page<LogEntry> page;
+        {
+            auto c = db.prepare(std::string("SELECT COUNT(*)") + kWhere);
+            if (!c) return c.error();
+            c->bind(1, q.account_id).bind(2, q.status).bind(3, q.method);
+            auto row = c->step();
+            if (!row) return row.error();
+            page.total = c->int64(0);
+        }
+        const char* order = q.order == SortOrder::asc ? " ORDER BY created_at ASC, id ASC"
+                                                      : " ORDER BY created_at DESC, id DESC";
+        auto s = db.prepare(std::string("SELECT id, created_at, method, url, status, duration_ms, "
+                                        "ip, user_agent") +
+                            kWhere + order + " LIMIT ?4 OFFSET ?5");
+        if (!s) return s.error();
+        s->bind(1, q.account_id)
+            .bind(2, q.status)
+            .bind(3, q.method)
+            .bind(4, q.limit)
+            .bind(5, (q.page - 1) * q.limit);
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            page.items.push_back(LogEntry{.id = s->text(0),
+                                          .account_id = q.account_id,
+                                          .created_at = s->int64(1),
+                                          .method = s->text(2),
+                                          .url = s->text(3),
+                                          .status = static_cast<int>(s->int64(4)),
+                                          .duration_ms = s->int64(5),
+                                          .ip = s->text(6),
+                                          .user_agent = s->text(7)});
+        }
+        return page;
+    });
+}
+
+asio::awaitable<Result<std::int64_t>> SqliteStore::delete_logs_before(UnixMs cutoff) {
+    return impl_->writer.write<std::int64_t>([cutoff](Db& db) -> Result<std::int64_t> {
+        auto s = db.prepare("DELETE FROM request_logs WHERE created_at < ?1");
+        if (!s) return s.error();
+        if (auto r = s->bind(1, cutoff).run(); !r) return r.error();
+        return db.changes();
+    });
+}
+
+}  // namespace posthorn::store::sqlite

@@ -1,0 +1,49 @@
+// store/sqlite/sqlite_store.hpp — the embedded SQLite back end (the default).
+//
+// One file in the data dir, WAL mode, synchronous=FULL, foreign keys on, migrations applied
+// at open. One writer thread does group commit (detail/writer.hpp); reads run on a small
+// pool of read connections. Several processes may open the same file (the CLI next to a
+// running server): SQLite's locks and the busy timeout serialise them.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "store/store.hpp"
+
+namespace posthorn::store::sqlite {
+
+struct Options {
+    std::string path;
+    std::size_t readers = 2;  // read connections, each with a thread
+};
+
+class SqliteStore final : public Store {
+  public:
+    // Opens or creates the file and migrates it. Blocking; call before serving.
+    static Result<std::unique_ptr<SqliteStore>> open(Options options);
+    ~SqliteStore() override;
+
+    asio::awaitable<Result<void>> create_account(Account account) override;
+    asio::awaitable<Result<Account>> find_account_by_name(std::string name) override;
+    asio::awaitable<Result<void>> create_api_key(ApiKey key) override;
+    asio::awaitable<Result<std::vector<ApiKey>>> list_api_keys(std::string account_id) override;
+    asio::awaitable<Result<ApiKey>> revoke_api_key(std::string key_id, UnixMs at) override;
+    asio::awaitable<Result<ApiKey>> find_api_key(std::string hash_hex) override;
+
+    void append_log(LogEntry entry) override;
+    asio::awaitable<Result<Page<LogEntry>>> list_logs(LogQuery query) override;
+    asio::awaitable<Result<std::int64_t>> delete_logs_before(UnixMs cutoff) override;
+
+    asio::awaitable<Result<void>> flush() override;
+    void close() override;
+
+    int schema_version() const;
+
+  private:
+    struct Impl;
+    explicit SqliteStore(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace posthorn::store::sqlite

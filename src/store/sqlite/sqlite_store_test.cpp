@@ -1,0 +1,194 @@
+#include "store/sqlite/sqlite_store.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "core/id.hpp"
+
+namespace posthorn::store::sqlite {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SqliteStoreTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("ph_store_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
+        fs::create_directories(dir_);
+        auto s = SqliteStore::open({.path = (dir_ / "t.db").string(), .readers = 2});
+        ASSERT_TRUE(s) << s.error().message();
+        store_ = std::move(*s);
+    }
+    void TearDown() override {
+        store_.reset();
+        fs::remove_all(dir_);
+    }
+
+    // Runs one coroutine to completion on a private io_context.
+    template <class T>
+    T run(asio::awaitable<T> aw) {
+        asio::io_context ctx;
+        std::optional<T> out;
+        asio::co_spawn(ctx, std::move(aw), [&](std::exception_ptr e, T v) {
+            if (e) std::rethrow_exception(e);
+            out = std::move(v);
+        });
+        ctx.run();
+        return std::move(*out);
+    }
+
+    Account make_account(const std::string& name) {
+        Account a{.id = new_id("acc_", 1000), .name = name, .created_at = 1000};
+        EXPECT_TRUE(run(store_->create_account(a)));
+        return a;
+    }
+
+    static inline std::atomic<int> counter_{0};
+    fs::path dir_;
+    std::unique_ptr<SqliteStore> store_;
+};
+
+TEST_F(SqliteStoreTest, MigratesToLatestVersion) { EXPECT_GE(store_->schema_version(), 1); }
+
+TEST_F(SqliteStoreTest, AccountNamesAreUnique) {
+    make_account("acme");
+    auto again = run(store_->create_account({.id = new_id("acc_", 1), .name = "acme"}));
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error(), errc::conflict);
+    auto found = run(store_->find_account_by_name("acme"));
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->name, "acme");
+    EXPECT_EQ(run(store_->find_account_by_name("nope")).error(), errc::not_found);
+}
+
+TEST_F(SqliteStoreTest, KeysAreFoundByHashAndRevokedOnce) {
+    auto acc = make_account("acme");
+    ApiKey k{.id = new_id("key_", 5),
+             .account_id = acc.id,
+             .prefix = "ph_abcd",
+             .hash = "ab12",
+             .created_at = 5};
+    ASSERT_TRUE(run(store_->create_api_key(k)));
+    auto found = run(store_->find_api_key("ab12"));
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->account_id, acc.id);
+    EXPECT_FALSE(found->revoked_at);
+
+    auto revoked = run(store_->revoke_api_key(k.id, 77));
+    ASSERT_TRUE(revoked);
+    EXPECT_EQ(revoked->revoked_at, 77);
+    auto twice = run(store_->revoke_api_key(k.id, 99));
+    ASSERT_TRUE(twice);
+    EXPECT_EQ(twice->revoked_at, 77);  // the first revocation stands
+    EXPECT_EQ(run(store_->revoke_api_key("key_nope", 1)).error(), errc::not_found);
+    EXPECT_EQ(run(store_->find_api_key("ffff")).error(), errc::not_found);
+}
+
+TEST_F(SqliteStoreTest, ConcurrentWritesShareCommitsAndAllLand) {
+    auto acc = make_account("acme");
+    // 500 concurrent awaited writes from 4 threads; each must be acknowledged and present.
+    constexpr int kWrites = 500;
+    asio::io_context ctx;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < kWrites; ++i) {
+        ApiKey k{.id = new_id("key_", i),
+                 .account_id = acc.id,
+                 .prefix = "p",
+                 .hash = "h" + std::to_string(i),
+                 .created_at = i};
+        asio::co_spawn(ctx, store_->create_api_key(k), [&](std::exception_ptr, Result<void> r) {
+            if (r) ++ok;
+        });
+    }
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) threads.emplace_back([&] { ctx.run(); });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(ok.load(), kWrites);
+    auto keys = run(store_->list_api_keys(acc.id));
+    ASSERT_TRUE(keys);
+    EXPECT_EQ(keys->size(), static_cast<std::size_t>(kWrites));
+}
+
+TEST_F(SqliteStoreTest, OneFailingWriteDoesNotUndoItsBatch) {
+    auto acc = make_account("acme");
+    asio::io_context ctx;
+    int ok = 0, conflicts = 0;
+    for (int i = 0; i < 20; ++i) {
+        // Every other key reuses hash "dup": the first wins, the rest conflict.
+        ApiKey k{.id = new_id("key_", i),
+                 .account_id = acc.id,
+                 .prefix = "p",
+                 .hash = i % 2 ? "dup" : "h" + std::to_string(i),
+                 .created_at = i};
+        asio::co_spawn(ctx, store_->create_api_key(k), [&](std::exception_ptr, Result<void> r) {
+            if (r)
+                ++ok;
+            else if (r.error() == errc::conflict)
+                ++conflicts;
+        });
+    }
+    ctx.run();
+    EXPECT_EQ(ok, 11);
+    EXPECT_EQ(conflicts, 9);
+    EXPECT_EQ(run(store_->list_api_keys(acc.id))->size(), 11u);
+}
+
+TEST_F(SqliteStoreTest, LogsFilterSortPageAndExpire) {
+    auto a = make_account("a");
+    auto b = make_account("b");
+    for (int i = 0; i < 25; ++i) {
+        store_->append_log({.id = new_id("log_", 1000 + i),
+                            .account_id = a.id,
+                            .created_at = 1000 + i,
+                            .method = i % 5 == 0 ? "POST" : "GET",
+                            .url = "/v1/logs?i=" + std::to_string(i),
+                            .status = i % 3 == 0 ? 404 : 200,
+                            .duration_ms = 1,
+                            .ip = "127.0.0.1",
+                            .user_agent = "t"});
+    }
+    store_->append_log({.id = new_id("log_", 1),
+                        .account_id = b.id,
+                        .created_at = 5000,
+                        .method = "GET",
+                        .url = "/v1/logs",
+                        .status = 200});
+    ASSERT_TRUE(run(store_->flush()));
+
+    auto page = run(store_->list_logs({.account_id = a.id, .page = 1, .limit = 10}));
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->total, 25);
+    ASSERT_EQ(page->items.size(), 10u);
+    EXPECT_EQ(page->items.front().created_at, 1024);  // newest first by default
+
+    auto last = run(
+        store_->list_logs({.account_id = a.id, .page = 3, .limit = 10, .order = SortOrder::asc}));
+    ASSERT_EQ(last->items.size(), 5u);
+    EXPECT_EQ(last->items.front().created_at, 1020);
+
+    auto posts = run(store_->list_logs({.account_id = a.id, .limit = 100, .method = "POST"}));
+    EXPECT_EQ(posts->total, 5);
+    auto missing = run(store_->list_logs({.account_id = a.id, .limit = 100, .status = 404}));
+    EXPECT_EQ(missing->total, 9);
+
+    auto gone = run(store_->delete_logs_before(1010));
+    ASSERT_TRUE(gone);
+    EXPECT_EQ(*gone, 10);
+    EXPECT_EQ(run(store_->list_logs({.account_id = a.id}))->total, 15);
+    EXPECT_EQ(run(store_->list_logs({.account_id = b.id}))->total, 1);
+}
+
+TEST_F(SqliteStoreTest, WritesAfterCloseAreRefused) {
+    store_->close();
+    auto r = run(store_->create_account({.id = new_id("acc_", 1), .name = "late"}));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::closed);
+}
+
+}  // namespace
+}  // namespace posthorn::store::sqlite
