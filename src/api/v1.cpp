@@ -147,7 +147,15 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
                           .url = req.target,
                           .ip = req.remote_ip,
                           .user_agent = std::string(req.header("user-agent").value_or(""))};
-    auto res = co_await impl_->dispatch(std::move(req), std::move(account_id));
+    http::Response res;
+    bool threw = false;
+    try {
+        res = co_await impl_->dispatch(std::move(req), std::move(account_id));
+    } catch (const std::exception& e) {
+        log::error("handler for {} {} threw: {}", entry.method, entry.url, e.what());
+        threw = true;
+    }
+    if (threw) res = http::error_response(500, "INTERNAL_ERROR", "internal error");
 
     entry.created_at = received_at;
     entry.id = new_id("log_", entry.created_at);

@@ -40,7 +40,13 @@ asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server
                                          asio::io_context& main) {
     auto [ec, sig] = co_await signals.async_wait(use_nothrow_awaitable);
     if (ec) co_return;
-    log::info("signal {}: stopping", sig);
+    log::info("signal {}: stopping (a second signal stops at once)", sig);
+    // A second signal cuts the grace period short.
+    signals.async_wait([&main](error_code again, int) {
+        if (again) return;
+        log::warn("second signal: stopping now");
+        main.stop();
+    });
     server.stop();
     asio::steady_timer poll(co_await asio::this_coro::executor);
     const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;

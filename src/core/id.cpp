@@ -2,9 +2,11 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
+#include <mutex>
 
 #include "core/panic.hpp"
 
@@ -29,10 +31,26 @@ void random_bytes(void* out, std::size_t n) {
 
 std::string new_id(std::string_view prefix, UnixMs now) {
     // 128 bits: 48 of time, 80 of randomness, written 5 bits at a time from the top.
+    // Monotonic within the process (as ULID specifies): in the same millisecond, or if the
+    // clock steps back, the random part of the last id is incremented instead of drawn anew,
+    // so that ids made one after another also sort one after another.
     std::array<unsigned char, 16> raw{};
-    const auto t = static_cast<std::uint64_t>(now);
-    for (int i = 0; i < 6; ++i) raw[i] = static_cast<unsigned char>(t >> (8 * (5 - i)));
-    random_bytes(raw.data() + 6, 10);
+    {
+        static std::mutex mutex;
+        static std::uint64_t last_ms = 0;
+        static std::array<unsigned char, 10> last_random{};
+        std::lock_guard lock(mutex);
+        const auto t = static_cast<std::uint64_t>(now);
+        if (t > last_ms) {
+            last_ms = t;
+            random_bytes(last_random.data(), last_random.size());
+        } else {
+            for (auto it = last_random.rbegin(); it != last_random.rend(); ++it)
+                if (++*it != 0) break;
+        }
+        for (int i = 0; i < 6; ++i) raw[i] = static_cast<unsigned char>(last_ms >> (8 * (5 - i)));
+        std::copy(last_random.begin(), last_random.end(), raw.begin() + 6);
+    }
     std::string out(prefix);
     out.reserve(prefix.size() + kIdChars);
     // 26 chars * 5 bits = 130 bits: two leading zero bits, then the 128.

@@ -23,6 +23,15 @@ TEST(Id, SortsByTime) {
     EXPECT_LT(b, c);
 }
 
+TEST(Id, SortsInOrderOfMakingWithinOneMillisecond) {
+    std::string prev = new_id("log_", 1895255200000);
+    for (int i = 0; i < 1000; ++i) {
+        auto next = new_id("log_", 1895255200000);
+        EXPECT_LT(prev, next);
+        prev = std::move(next);
+    }
+}
+
 TEST(Id, DoesNotRepeat) {
     std::set<std::string> seen;
     for (int i = 0; i < 10000; ++i) EXPECT_TRUE(seen.insert(new_id("key_", 42)).second);

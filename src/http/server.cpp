@@ -56,6 +56,12 @@ std::optional<Request> convert(bhttp::request<bhttp::string_body>&& in, const st
     return out;
 }
 
+Response too_large(std::size_t limit) {
+    return error_response(
+        413, "PAYLOAD_TOO_LARGE",
+        "request body is larger than the limit of " + std::to_string(limit) + " bytes");
+}
+
 }  // namespace
 
 struct Server::Impl : std::enable_shared_from_this<Impl> {
@@ -152,6 +158,11 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         auto [hec, hn] =
             co_await bhttp::async_read_header(conn->stream, buffer, parser, use_nothrow_awaitable);
         conn->busy = true;
+        if (hec == bhttp::error::body_limit) {  // Content-Length over the limit
+            co_await send(*conn, too_large(options.body_limit), 11, false);
+            co_await linger(*conn);
+            break;
+        }
         if (hec) {
             if (hec == bhttp::error::header_limit)
                 co_await send(
@@ -166,11 +177,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         }
         const unsigned version = parser.get().version();
         if (auto len = parser.content_length(); len && *len > options.body_limit) {
-            co_await send(*conn,
-                          error_response(413, "PAYLOAD_TOO_LARGE",
-                                         "request body is larger than the limit of " +
-                                             std::to_string(options.body_limit) + " bytes"),
-                          version, false);
+            co_await send(*conn, too_large(options.body_limit), version, false);
             co_await linger(*conn);
             break;
         }
@@ -183,11 +190,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             auto [bec, bn] =
                 co_await bhttp::async_read(conn->stream, buffer, parser, use_nothrow_awaitable);
             if (bec == bhttp::error::body_limit) {
-                co_await send(*conn,
-                              error_response(413, "PAYLOAD_TOO_LARGE",
-                                             "request body is larger than the limit of " +
-                                                 std::to_string(options.body_limit) + " bytes"),
-                              version, false);
+                co_await send(*conn, too_large(options.body_limit), version, false);
                 co_await linger(*conn);
                 break;
             }

@@ -183,6 +183,29 @@ TEST_F(SqliteStoreTest, LogsFilterSortPageAndExpire) {
     EXPECT_EQ(run(store_->list_logs({.account_id = b.id}))->total, 1);
 }
 
+TEST_F(SqliteStoreTest, ReadersSeeWritesOfThisAndOtherProcesses) {
+    auto acc = make_account("acme");
+    // A read first, so that any snapshot a reader kept would be stale afterwards.
+    EXPECT_EQ(run(store_->find_api_key("k1")).error(), errc::not_found);
+    EXPECT_EQ(run(store_->list_logs({.account_id = acc.id}))->total, 0);
+    // A second store on the same file stands for the CLI in another process.
+    auto other = SqliteStore::open({.path = (dir_ / "t.db").string(), .readers = 1});
+    ASSERT_TRUE(other);
+    ASSERT_TRUE(run((*other)->create_api_key(
+        {.id = new_id("key_", 1), .account_id = acc.id, .prefix = "p", .hash = "k1"})));
+    for (int i = 0; i < 4; ++i) {  // every reader connection must see it
+        EXPECT_TRUE(run(store_->find_api_key("k1"))) << i;
+    }
+    store_->append_log({.id = new_id("log_", 1),
+                        .account_id = acc.id,
+                        .created_at = 1,
+                        .method = "GET",
+                        .url = "/",
+                        .status = 200});
+    ASSERT_TRUE(run(store_->flush()));
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(run(store_->list_logs({.account_id = acc.id}))->total, 1);
+}
+
 TEST_F(SqliteStoreTest, WritesAfterCloseAreRefused) {
     store_->close();
     auto r = run(store_->create_account({.id = new_id("acc_", 1), .name = "late"}));

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "core/c_ptr.hpp"
 #include "core/result.hpp"
@@ -20,9 +21,17 @@ using StmtPtr = CPtr<sqlite3_stmt, sqlite3_finalize>;
 
 error_code to_error(int rc);
 
+// A use of a cached statement. It is reset when the use ends, so that no half-read result
+// keeps a read transaction (and with it an old WAL snapshot) open on the connection.
 class Stmt {
   public:
     explicit Stmt(sqlite3_stmt* s) : s_(s) {}
+    Stmt(Stmt&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+    Stmt& operator=(Stmt&&) = delete;
+    Stmt(const Stmt&) = delete;
+    ~Stmt() {
+        if (s_) sqlite3_reset(s_);
+    }
 
     Stmt& bind(int i, std::string_view v);
     Stmt& bind(int i, std::int64_t v);

@@ -1,0 +1,32 @@
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from support.posthorn import Posthorn  # noqa: E402
+
+
+@pytest.fixture
+def posthorn_factory(tmp_path):
+    """Makes (not starts) posthorn instances, each with its own data dir; stops them all."""
+    made = []
+
+    def make(env=None, config=None, name="ph"):
+        p = Posthorn(tmp_path / f"{name}{len(made)}" / "data", env=env, config=config)
+        p.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        made.append(p)
+        return p
+
+    yield make
+    for p in made:
+        if p.proc is not None:
+            # Every server must also shut down cleanly: SIGTERM → exit 0.
+            assert p.stop() == 0, p.output()
+
+
+@pytest.fixture
+def server(posthorn_factory):
+    """A running posthorn on free ports with a fresh data dir."""
+    return posthorn_factory().start()

@@ -1,0 +1,146 @@
+"""The HTTP frame: routing, JSON errors for every failure, body limits, keep-alive, and
+garbage on the socket."""
+import socket
+import time
+
+
+def error_of(r, status, code):
+    assert r.status == status, r
+    assert r.headers["content-type"].startswith("application/json"), r.headers
+    body = r.json()
+    assert body["status"] == status and body["code"] == code and body["message"], body
+    return body
+
+
+def raw_exchange(port, data: bytes, timeout=5.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            try:
+                c = s.recv(65536)
+            except ConnectionResetError:
+                break
+            if not c:
+                break
+            chunks.append(c)
+        return b"".join(chunks)
+
+
+def test_healthz_needs_no_key(server):
+    r = server.get("/healthz")
+    assert r.status == 200 and r.json() == {"status": "ok"}
+    error_of(server.request("POST", "/healthz"), 405, "METHOD_NOT_ALLOWED")
+
+
+def test_unknown_routes_are_404_json(server):
+    key = server.account_with_key("acme")
+    error_of(server.get("/v1/nothing", key=key), 404, "NOT_FOUND")
+    error_of(server.get("/v1/logs/extra", key=key), 404, "NOT_FOUND")
+    error_of(server.get("/v2/logs", key=key), 404, "NOT_FOUND")
+    error_of(server.get("/", key=key), 404, "NOT_FOUND")
+
+
+def test_wrong_method_is_405_with_allow(server):
+    key = server.account_with_key("acme")
+    for method in ("POST", "PUT", "PATCH", "DELETE"):
+        r = server.request(method, "/v1/logs", key=key)
+        error_of(r, 405, "METHOD_NOT_ALLOWED")
+        assert r.headers["allow"] == "GET"
+
+
+def test_bodies_must_be_json(server):
+    key = server.account_with_key("acme")
+    body = error_of(server.request("POST", "/v1/logs", key=key, body="{not json",
+                                   headers={"Content-Type": "application/json"}),
+                    400, "INVALID_JSON")
+    assert "JSON" in body["message"]
+    error_of(server.request("POST", "/v1/logs", key=key, body='{"a": 1}',
+                            headers={"Content-Type": "text/plain"}), 400, "INVALID_JSON")
+    error_of(server.request("POST", "/v1/logs", key=key, body='{"a": 1}'), 400, "INVALID_JSON")
+    error_of(server.request("POST", "/v1/logs", key=key, body='{"a": 1} trailing',
+                            headers={"Content-Type": "application/json"}), 400, "INVALID_JSON")
+    # A JSON body with charset is JSON; the route then answers (here: 405).
+    error_of(server.request("POST", "/v1/logs", key=key, body='{"a": 1}',
+                            headers={"Content-Type": "application/json; charset=utf-8"}),
+             405, "METHOD_NOT_ALLOWED")
+
+
+def test_oversized_bodies_are_413(posthorn_factory):
+    # max_attachment_bytes 3 → the request limit is 4 bytes of base64 + 2 MiB.
+    ph = posthorn_factory(env={"POSTHORN_LIMITS_MAX_ATTACHMENT_BYTES": "3"}).start()
+    key = ph.account_with_key("acme")
+    limit = 4 + 2 * 1024 * 1024
+    big = b'{"x":"' + b"a" * limit + b'"}'
+    body = error_of(ph.request("POST", "/v1/logs", key=key, body=big,
+                               headers={"Content-Type": "application/json"}),
+                    413, "PAYLOAD_TOO_LARGE")
+    assert str(limit) in body["message"]
+    # Chunked, so the size is only known while reading.
+    head = (f"POST /v1/logs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+            "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n").encode()
+    chunk = b"a" * 65536
+    chunks = b"".join(b"%x\r\n" % len(chunk) + chunk + b"\r\n" for _ in range(40))
+    reply = raw_exchange(ph.http_port, head + chunks + b"0\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 413"), reply[:200]
+    assert b"PAYLOAD_TOO_LARGE" in reply
+    # Expect: 100-continue with a too-large Content-Length is refused before any body.
+    with socket.create_connection(("127.0.0.1", ph.http_port), timeout=5) as s:
+        s.sendall((f"POST /v1/logs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+                   f"Content-Type: application/json\r\nContent-Length: {limit + 1}\r\n"
+                   "Expect: 100-continue\r\n\r\n").encode())
+        assert s.recv(4096).startswith(b"HTTP/1.1 413")
+    # A body just under the limit is read (and then refused by the route, not the frame).
+    ok = ph.request("POST", "/v1/logs", key=key, body=b'"' + b"a" * (limit - 2) + b'"',
+                    headers={"Content-Type": "application/json"})
+    error_of(ok, 405, "METHOD_NOT_ALLOWED")
+    assert ph.get("/healthz").status == 200
+
+
+def test_malformed_requests_get_a_json_400_and_the_server_lives(server):
+    for garbage in (b"\x00\x01\x02garbage\r\n\r\n",
+                    b"GET\r\n\r\n",
+                    b"GET / HTTP/9.9\r\n\r\n",
+                    b"GET /v1/logs HTTP/1.1\r\nHost x\r\n\r\n",
+                    b"POST /v1/logs HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
+                    b"GET /v1/logs HTTP/1.1\r\nHost: x\r\nBad\x01Header: y\r\n\r\n"):
+        reply = raw_exchange(server.http_port, garbage)
+        assert reply.startswith(b"HTTP/1.1 400"), (garbage, reply[:200])
+        assert b'"code":"VALIDATION_ERROR"' in reply
+    huge_header = b"GET /healthz HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n"
+    assert raw_exchange(server.http_port, huge_header).startswith(b"HTTP/1.1 431")
+    # A client that connects and says nothing, or closes at once, harms nobody.
+    socket.create_connection(("127.0.0.1", server.http_port)).close()
+    assert server.get("/healthz").status == 200
+
+
+def test_bad_targets_are_400(server):
+    key = server.account_with_key("acme")
+    reply = raw_exchange(server.http_port,
+                         f"GET /v1/logs?limit=%zz HTTP/1.1\r\nHost: x\r\n"
+                         f"Authorization: Bearer {key}\r\n\r\n".encode())
+    assert reply.startswith(b"HTTP/1.1 400"), reply[:200]
+
+
+def test_keep_alive_serves_many_requests_on_one_connection(server):
+    key = server.account_with_key("acme")
+    conn = server.connection()
+    for _ in range(20):
+        assert server.request("GET", "/v1/logs?limit=1", key=key, conn=conn).status == 200
+    # An error answer does not cost the connection either.
+    assert server.request("GET", "/v1/nope", key=key, conn=conn).status == 404
+    assert server.request("GET", "/healthz", conn=conn).status == 200
+    conn.close()
+
+
+def test_http_1_0_and_connection_close_are_honoured(server):
+    reply = raw_exchange(server.http_port, b"GET /healthz HTTP/1.0\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.0 200")
+    with socket.create_connection(("127.0.0.1", server.http_port), timeout=5) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        time.sleep(0.2)
+        data = b""
+        while chunk := s.recv(4096):
+            data += chunk
+        assert data.startswith(b"HTTP/1.1 200")  # and the server closed: recv returned b""
