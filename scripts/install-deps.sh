@@ -13,7 +13,7 @@ packages=(
   libgumbo-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev libidn2-dev
   libgtest-dev libgmock-dev
   # run (make run prints a curl line) and test
-  curl sqlite3 python3 python3-pytest python3-aiosmtpd python3-dkim dnsmasq-base swaks
+  curl sqlite3 python3 python3-pytest python3-aiosmtpd python3-dkim python3-cryptography dnsmasq-base swaks
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk nginx-light postfix)

@@ -43,7 +43,34 @@ class LogStore {
     virtual asio::awaitable<Result<std::int64_t>> delete_logs_before(UnixMs cutoff) = 0;
 };
 
-class Store : public AccountStore, public LogStore {
+class DomainStore {
+public:
+    virtual ~DomainStore() = default;
+    // The domain and its DKIM keys in one transaction; errc::conflict when the account has
+    // the name already.
+    virtual asio::awaitable<Result<void>> create_domain(Domain domain,
+                                                        std::vector<DkimKey> keys) = 0;
+    // Scoped to the account: another account's domain is errc::not_found.
+    virtual asio::awaitable<Result<Domain>> find_domain_by_id(std::string account_id,
+                                                              std::string id) = 0;
+    virtual asio::awaitable<Result<Domain>> find_domain_by_name(std::string account_id,
+                                                                std::string name) = 0;
+    virtual asio::awaitable<Result<Page<Domain>>> list_domains(ListQuery query) = 0;
+    virtual asio::awaitable<Result<void>> update_domain_settings(std::string account_id,
+                                                                 std::string domain_id,
+                                                                 DomainSettings settings,
+                                                                 UnixMs now) = 0;
+    // Writes a verification outcome (and its event, if any). The first check also sets
+    // first_verify_at; reaching VERIFIED sets verified_at.
+    virtual asio::awaitable<Result<void>> record_domain_check(DomainCheck check) = 0;
+    // PENDING and VERIFIED domains whose next_check_at has come, oldest first.
+    virtual asio::awaitable<Result<std::vector<Domain>>> domains_due(UnixMs now, int limit) = 0;
+    virtual asio::awaitable<Result<std::vector<DkimKey>>> dkim_keys(std::string domain_id) = 0;
+    // Every DKIM key of every account, for the operator's zone.
+    virtual asio::awaitable<Result<std::vector<DkimZoneEntry>>> dkim_zone() = 0;
+};
+
+class Store : public AccountStore, public LogStore, public DomainStore {
   public:
     // Completes when everything submitted before it is durable.
     virtual asio::awaitable<Result<void>> flush() = 0;

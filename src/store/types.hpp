@@ -49,6 +49,78 @@ struct LogQuery {
     SortOrder order = SortOrder::desc;
 };
 
+struct Domain {
+    std::string id;  // dom_…
+    std::string account_id;
+    std::string name;  // canonical: lower-case, IDN as punycode
+    std::string status = "NOT_STARTED";  // NOT_STARTED | PENDING | VERIFIED | FAILED
+    std::string token;                    // DNS label of the DKIM CNAME targets
+    bool sending = true;
+    bool inbound = false;
+    bool open_tracking = false;
+    bool click_tracking = false;
+    std::string records_json = "{}";  // the records object; its shape belongs to the API
+    std::optional<UnixMs> first_verify_at;
+    std::optional<UnixMs> last_checked_at;
+    std::optional<UnixMs> next_check_at;
+    std::optional<UnixMs> verified_at;
+    UnixMs created_at = 0;
+    UnixMs updated_at = 0;
+};
+
+struct DkimKey {
+    std::string id;  // dk_…
+    std::string domain_id;
+    std::string selector;
+    std::string sealed_private_key;  // AES-256-GCM under the master key (crypto::seal)
+    std::string public_key;          // base64 SPKI, the p= of the TXT record
+    bool active = false;
+    UnixMs created_at = 0;
+};
+
+// A DKIM TXT record the operator's DNS must serve (`posthorn dns zone`).
+struct DkimZoneEntry {
+    std::string selector;
+    std::string token;
+    std::string public_key;
+    std::string domain;  // for a comment next to the record
+};
+
+// An entry of the event outbox (webhooks read them).
+struct Event {
+    std::string id;  // evt_…
+    std::string account_id;
+    std::string type;  // "domain.verified", "email.sent", …
+    std::optional<std::string> email_id;
+    std::string data_json;
+    UnixMs created_at = 0;
+};
+
+struct DomainSettings {
+    std::optional<bool> sending;
+    std::optional<bool> inbound;
+    std::optional<bool> open_tracking;
+    std::optional<bool> click_tracking;
+};
+
+// The outcome of one verification, written in one transaction with its event.
+struct DomainCheck {
+    std::string account_id;
+    std::string domain_id;
+    std::string status;
+    std::string records_json;
+    UnixMs checked_at = 0;
+    std::optional<UnixMs> next_check_at;  // nullopt: no background re-check
+    std::optional<Event> event;           // domain.verified / domain.failed on a change
+};
+
+struct ListQuery {
+    std::string account_id;
+    std::int64_t page = 1;
+    std::int64_t limit = 20;
+    SortOrder order = SortOrder::desc;
+};
+
 template <class T>
 struct Page {
     std::vector<T> items;

@@ -7,6 +7,7 @@
 #include "core/blocking.hpp"
 #include "core/log.hpp"
 #include "store/sqlite/detail/db.hpp"
+#include "store/sqlite/detail/impl.hpp"
 #include "store/sqlite/detail/migrations.hpp"
 #include "store/sqlite/detail/writer.hpp"
 
@@ -16,43 +17,6 @@ using detail::Db;
 using detail::Stmt;
 
 namespace {
-
-// Read connections, one per reader thread; a lease returns its connection when it ends.
-class ReaderPool {
-  public:
-    class Lease {
-      public:
-        Lease(ReaderPool& pool, Db db) : pool_(&pool), db_(std::move(db)) {}
-        Lease(Lease&&) = delete;
-        ~Lease() { pool_->release(std::move(db_)); }
-        Db& db() { return db_; }
-
-      private:
-        ReaderPool* pool_;
-        Db db_;
-    };
-
-    void add(Db db) { free_.push_back(std::move(db)); }
-    Db take() {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return !free_.empty(); });
-        Db db = std::move(free_.back());
-        free_.pop_back();
-        return db;
-    }
-    void release(Db db) {
-        {
-            std::lock_guard lock(mutex_);
-            free_.push_back(std::move(db));
-        }
-        cv_.notify_one();
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::vector<Db> free_;
-};
 
 Result<int> migrate(Db& db) {
     if (auto r = db.exec("BEGIN IMMEDIATE"); !r) return r.error();
@@ -102,26 +66,6 @@ Result<ApiKey> key_where(Db& db, const char* where, const std::string& value) {
 }
 
 }  // namespace
-
-struct SqliteStore::Impl {
-    Impl(Db writer_db, std::size_t readers)
-        : writer(std::move(writer_db)), reader_threads(readers) {}
-
-    // Not a coroutine, for the reason given at Writer::write.
-    template <class F>
-    asio::awaitable<std::invoke_result_t<F&, Db&>> read(F fn) {
-        return core::run_blocking(reader_threads.get_executor(),
-                                  [this, fn = std::move(fn)]() mutable {
-                                      ReaderPool::Lease lease(reader_pool, reader_pool.take());
-                                      return fn(lease.db());
-                                  });
-    }
-
-    detail::Writer writer;
-    asio::thread_pool reader_threads;
-    ReaderPool reader_pool;
-    int version = 0;
-};
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
     auto wdb = Db::open(options.path, true);
@@ -253,29 +197,36 @@ void SqliteStore::append_log(LogEntry e) {
 
 asio::awaitable<Result<Page<LogEntry>>> SqliteStore::list_logs(LogQuery q) {
     return impl_->read([q = std::move(q)](Db& db) -> Result<Page<LogEntry>> {
-        static constexpr const char* kWhere =
-            " FROM request_logs WHERE account_id = ?1 AND (?2 IS NULL OR status = ?2) "
-            "AND (?3 IS NULL OR method = ?3)";
+        // Only the filters that are set go into the SQL, so that the planner can use the
+        // (account_id, created_at, id) index without reading rows for a condition.
+        std::string where = " FROM request_logs WHERE account_id = ?1";
+        if (q.status) where += " AND status = ?2";
+        if (q.method) where += " AND method = ?3";
         Page<LogEntry> page;
         {
-            auto c = db.prepare(std::string("SELECT COUNT(*)") + kWhere);
+            auto c =
+                db.prepare(q.status || q.method
+                               ? "SELECT COUNT(*)" + where
+                               : std::string("SELECT COALESCE((SELECT n FROM request_log_counts "
+                                             "WHERE account_id = ?1), 0)"));
             if (!c) return c.error();
-            c->bind(1, q.account_id).bind(2, q.status).bind(3, q.method);
+            c->bind(1, q.account_id);
+            if (q.status) c->bind(2, *q.status);
+            if (q.method) c->bind(3, *q.method);
             auto row = c->step();
             if (!row) return row.error();
             page.total = c->int64(0);
         }
         const char* order = q.order == SortOrder::asc ? " ORDER BY created_at ASC, id ASC"
                                                       : " ORDER BY created_at DESC, id DESC";
-        auto s = db.prepare(std::string("SELECT id, created_at, method, url, status, duration_ms, "
-                                        "ip, user_agent") +
-                            kWhere + order + " LIMIT ?4 OFFSET ?5");
+        auto s = db.prepare(
+            "SELECT id, created_at, method, url, status, duration_ms, ip, "
+            "user_agent" +
+            where + order + " LIMIT ?4 OFFSET ?5");
         if (!s) return s.error();
-        s->bind(1, q.account_id)
-            .bind(2, q.status)
-            .bind(3, q.method)
-            .bind(4, q.limit)
-            .bind(5, (q.page - 1) * q.limit);
+        s->bind(1, q.account_id).bind(4, q.limit).bind(5, (q.page - 1) * q.limit);
+        if (q.status) s->bind(2, *q.status);
+        if (q.method) s->bind(3, *q.method);
         for (;;) {
             auto row = s->step();
             if (!row) return row.error();

@@ -35,6 +35,21 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<Page<LogEntry>>> list_logs(LogQuery query) override;
     asio::awaitable<Result<std::int64_t>> delete_logs_before(UnixMs cutoff) override;
 
+    asio::awaitable<Result<void>> create_domain(Domain domain, std::vector<DkimKey> keys) override;
+    asio::awaitable<Result<Domain>> find_domain_by_id(std::string account_id,
+                                                      std::string id) override;
+    asio::awaitable<Result<Domain>> find_domain_by_name(std::string account_id,
+                                                        std::string name) override;
+    asio::awaitable<Result<Page<Domain>>> list_domains(ListQuery query) override;
+    asio::awaitable<Result<void>> update_domain_settings(std::string account_id,
+                                                         std::string domain_id,
+                                                         DomainSettings settings,
+                                                         UnixMs now) override;
+    asio::awaitable<Result<void>> record_domain_check(DomainCheck check) override;
+    asio::awaitable<Result<std::vector<Domain>>> domains_due(UnixMs now, int limit) override;
+    asio::awaitable<Result<std::vector<DkimKey>>> dkim_keys(std::string domain_id) override;
+    asio::awaitable<Result<std::vector<DkimZoneEntry>>> dkim_zone() override;
+
     asio::awaitable<Result<void>> flush() override;
     void close() override;
 

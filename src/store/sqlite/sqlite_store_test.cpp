@@ -53,7 +53,7 @@ class SqliteStoreTest : public ::testing::Test {
     std::unique_ptr<SqliteStore> store_;
 };
 
-TEST_F(SqliteStoreTest, MigratesToLatestVersion) { EXPECT_GE(store_->schema_version(), 1); }
+TEST_F(SqliteStoreTest, MigratesToLatestVersion) { EXPECT_EQ(store_->schema_version(), 2); }
 
 TEST_F(SqliteStoreTest, AccountNamesAreUnique) {
     make_account("acme");

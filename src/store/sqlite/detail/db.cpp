@@ -21,6 +21,10 @@ Stmt& Stmt::bind(int i, std::string_view v) {
     sqlite3_bind_text64(s_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
     return *this;
 }
+Stmt& Stmt::bind_blob(int i, std::string_view v) {
+    sqlite3_bind_blob64(s_, i, v.data(), v.size(), SQLITE_TRANSIENT);
+    return *this;
+}
 Stmt& Stmt::bind(int i, std::int64_t v) {
     sqlite3_bind_int64(s_, i, v);
     return *this;
@@ -47,7 +51,9 @@ Result<void> Stmt::run() {
 }
 
 std::string Stmt::text(int col) const {
-    const auto* p = sqlite3_column_text(s_, col);
+    // Blobs come back byte for byte: column_blob, not column_text, for them.
+    const void* p = sqlite3_column_type(s_, col) == SQLITE_BLOB ? sqlite3_column_blob(s_, col)
+                                                                : sqlite3_column_text(s_, col);
     if (!p) return {};
     return std::string(reinterpret_cast<const char*>(p),
                        static_cast<std::size_t>(sqlite3_column_bytes(s_, col)));

@@ -1,0 +1,79 @@
+// The shared insides of SqliteStore, for the .cpp files that implement its parts
+// (sqlite_store.cpp, sqlite_domains.cpp). Private to store/sqlite.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "core/blocking.hpp"
+#include "store/sqlite/detail/db.hpp"
+#include "store/sqlite/detail/writer.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+
+namespace posthorn::store::sqlite {
+
+namespace detail {
+// Read connections, one per reader thread; a lease returns its connection when it ends.
+class ReaderPool {
+  public:
+    class Lease {
+      public:
+        Lease(ReaderPool& pool, Db db) : pool_(&pool), db_(std::move(db)) {}
+        Lease(Lease&&) = delete;
+        ~Lease() { pool_->release(std::move(db_)); }
+        Db& db() { return db_; }
+
+      private:
+        ReaderPool* pool_;
+        Db db_;
+    };
+
+    void add(Db db) { free_.push_back(std::move(db)); }
+    Db take() {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return !free_.empty(); });
+        Db db = std::move(free_.back());
+        free_.pop_back();
+        return db;
+    }
+    void release(Db db) {
+        {
+            std::lock_guard lock(mutex_);
+            free_.push_back(std::move(db));
+        }
+        cv_.notify_one();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::vector<Db> free_;
+};
+
+}  // namespace detail
+
+using detail::Db;
+using detail::Stmt;
+
+struct SqliteStore::Impl {
+    Impl(Db writer_db, std::size_t readers)
+        : writer(std::move(writer_db)), reader_threads(readers) {}
+
+    // Not a coroutine, for the reason given at Writer::write.
+    template <class F>
+    asio::awaitable<std::invoke_result_t<F&, Db&>> read(F fn) {
+        return core::run_blocking(
+            reader_threads.get_executor(), [this, fn = std::move(fn)]() mutable {
+                detail::ReaderPool::Lease lease(reader_pool, reader_pool.take());
+                return fn(lease.db());
+            });
+    }
+
+    detail::Writer writer;
+    asio::thread_pool reader_threads;
+    detail::ReaderPool reader_pool;
+    int version = 0;
+};
+
+}  // namespace posthorn::store::sqlite
