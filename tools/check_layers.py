@@ -22,7 +22,7 @@ ALLOWED = {
     "store": {"core", "mail"},
     "delivery": {"core", "crypto", "dns", "mail", "smtp", "store"},
     "webhooks": {"core", "crypto", "http", "store"},
-    "api": {"core", "crypto", "mail", "smtp", "http", "store"},
+    "api": {"core", "crypto", "dns", "mail", "smtp", "http", "store"},  # dns: Verify Domain
     "app": {"core", "crypto", "dns", "mail", "smtp", "http", "store", "delivery", "webhooks", "api"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)

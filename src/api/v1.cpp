@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "api/detail/context.hpp"
+#include "api/domains.hpp"
 #include "api/keys.hpp"
 #include "api/logs.hpp"
 #include "core/id.hpp"
@@ -47,7 +48,14 @@ http::Response unauthorized(std::string_view why) {
 }  // namespace
 
 struct V1::Impl {
-    explicit Impl(Deps d) : deps(d) { add("GET", "/v1/logs", &list_logs); }
+    explicit Impl(Deps d) : deps(std::move(d)) {
+        add("GET", "/v1/logs", &list_logs);
+        add("POST", "/v1/domains", &create_domain);
+        add("GET", "/v1/domains", &list_domains);
+        add("GET", "/v1/domains/{identifier}", &get_domain);
+        add("PATCH", "/v1/domains/{identifier}", &update_domain);
+        add("POST", "/v1/domains/{identifier}/verify", &verify_domain);
+    }
 
     void add(std::string method, std::string_view pattern, RouteFn fn) {
         const auto id = router.add(std::move(method), pattern);

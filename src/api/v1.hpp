@@ -8,15 +8,33 @@
 
 #include <memory>
 
+#include <chrono>
+#include <string>
+
 #include "core/clock.hpp"
+#include "dns/resolver.hpp"
 #include "http/message.hpp"
 #include "store/store.hpp"
 
 namespace posthorn::api {
 
+// What domains need to know of the operator's set-up (config [dns], DESIGN §6).
+struct DomainPolicy {
+    std::string dkim_zone = "dkim.localhost";
+    std::string spf_include = "spf.localhost";
+    std::string inbound_mx = "localhost";
+    std::chrono::milliseconds pending_recheck{300'000};
+    std::chrono::milliseconds verified_recheck{86'400'000};
+    std::chrono::milliseconds give_up_after{72 * 3'600'000};  // PENDING this long → FAILED
+};
+
 struct Deps {
     store::Store& store;
     const core::Clock& clock;
+    dns::Resolver& resolver;
+    asio::any_io_executor blocking;  // CPU-heavy work (RSA key generation)
+    std::string master_key;          // seals DKIM private keys at rest
+    DomainPolicy domains;
 };
 
 class V1 {

@@ -103,4 +103,23 @@ int key_revoke(const Config& config, const std::string& key_id) {
     return 0;
 }
 
+int dns_zone(const Config& config) {
+    auto store = open_or_die(config);
+    auto entries = block_on(store->dkim_zone());
+    if (!entries) return fail("cannot read the DKIM keys: " + entries.error().message());
+    std::cout << "; posthorn DKIM keys: serve these TXT records in the zone "
+              << config.dns.dkim_zone << " (" << entries->size() << " records)\n";
+    for (const auto& e : *entries) {
+        // RFC 1035 §3.3.14: a TXT record is character-strings of at most 255 octets each;
+        // DKIM verifiers join them (RFC 6376 §3.6.2.2).
+        const std::string text = "v=DKIM1; k=rsa; p=" + e.public_key;
+        std::string strings;
+        for (std::size_t i = 0; i < text.size(); i += 255)
+            strings += (i ? " \"" : "\"") + text.substr(i, 255) + "\"";
+        std::cout << e.selector << "." << e.token << "." << config.dns.dkim_zone << ". 3600 IN TXT "
+                  << strings << " ; " << e.domain << "\n";
+    }
+    return 0;
+}
+
 }  // namespace posthorn::app

@@ -12,5 +12,7 @@ int account_create(const Config& config, const std::string& name);
 int key_create(const Config& config, const std::string& account_name);
 int key_list(const Config& config, const std::string& account_name);
 int key_revoke(const Config& config, const std::string& key_id);
+// `posthorn dns zone`: the DKIM TXT records the operator's DNS serves under dns.dkim_zone.
+int dns_zone(const Config& config);
 
 }  // namespace posthorn::app

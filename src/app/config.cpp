@@ -186,6 +186,14 @@ const Spec kSpecs[] = {
      [](Config& c, const std::string& k, const Value& v) { c.dns.spf_include = hostname(k, v); }},
     {"dns", "inbound_mx", Kind::string,
      [](Config& c, const std::string& k, const Value& v) { c.dns.inbound_mx = hostname(k, v); }},
+    {"dns", "pending_recheck_s", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.dns.pending_recheck_s = int_in(k, v, 1, 86400);
+     }},
+    {"dns", "verified_recheck_s", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.dns.verified_recheck_s = int_in(k, v, 1, 30 * 86400);
+     }},
     {"delivery", "mx_port", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
          c.delivery.mx_port = int_in(k, v, 1, 65535);

@@ -48,6 +48,8 @@ struct Config {
         std::string dkim_zone = "dkim.localhost";
         std::string spf_include = "spf.localhost";
         std::string inbound_mx = "localhost";
+        int pending_recheck_s = 300;     // re-verify PENDING domains this often
+        int verified_recheck_s = 86400;  // re-check VERIFIED domains this often
     } dns;
     struct {
         int mx_port = 25;

@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
     auto* key_revoke = key->add_subcommand("revoke", "revoke a key: it answers 401 from now on");
     key_revoke->add_option("key_id", key_id, "key id (key_…)")->required();
 
+    auto* dns = cli.add_subcommand("dns", "DNS for the operator")->require_subcommand(1);
+    auto* dns_zone = dns->add_subcommand("zone", "print the DKIM TXT records to serve (zone file)");
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -74,6 +77,7 @@ int main(int argc, char** argv) {
         if (key_create->parsed()) return app::key_create(config, key_account);
         if (key_list->parsed()) return app::key_list(config, key_account);
         if (key_revoke->parsed()) return app::key_revoke(config, key_id);
+        if (dns_zone->parsed()) return app::dns_zone(config);
     } catch (const app::ConfigError& e) {
         std::cerr << "posthorn: configuration error: " << e.what() << "\n";
         return 2;

@@ -3,13 +3,17 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <algorithm>
 #include <thread>
 
+#include "api/domains.hpp"
 #include "api/v1.hpp"
 #include "app/store_open.hpp"
 #include "core/clock.hpp"
 #include "core/io_pool.hpp"
 #include "core/log.hpp"
+#include "crypto/keys.hpp"
+#include "dns/cares_resolver.hpp"
 #include "http/server.hpp"
 
 namespace posthorn::app {
@@ -32,6 +36,39 @@ asio::awaitable<void> retention_loop(store::Store& store, const core::Clock& clo
         auto [ec] = co_await timer.async_wait(use_nothrow_awaitable);
         if (ec) co_return;
     }
+}
+
+// Re-verifies PENDING domains and re-checks VERIFIED ones when their time has come (DESIGN
+// §6). One domain at a time: verification is a handful of DNS queries, never urgent.
+asio::awaitable<void> domain_check_loop(api::Deps deps, std::chrono::milliseconds tick) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (;;) {
+        auto due = co_await deps.store.domains_due(deps.clock.now_ms(), 50);
+        if (!due) log::warn("domain re-check: {}", due.error().message());
+        for (auto& d : due ? *due : std::vector<store::Domain>{}) {
+            const bool was_verified = d.status == "VERIFIED";
+            const auto name = d.name;
+            auto r = co_await api::check_domain(deps, std::move(d), was_verified);
+            if (!r)
+                log::warn("domain re-check of {}: {}", name, r.error().message());
+            else if (!r->dns_error.empty())
+                log::warn("domain re-check of {}: {}", name, r->dns_error);
+            else
+                log::info("domain re-check of {}: {}", name, r->domain.status);
+        }
+        timer.expires_after(tick);
+        auto [ec] = co_await timer.async_wait(use_nothrow_awaitable);
+        if (ec) co_return;
+    }
+}
+
+api::DomainPolicy domain_policy(const Config& c) {
+    using std::chrono::milliseconds;
+    return {.dkim_zone = c.dns.dkim_zone,
+            .spf_include = c.dns.spf_include,
+            .inbound_mx = c.dns.inbound_mx,
+            .pending_recheck = milliseconds(c.dns.pending_recheck_s * 1000LL),
+            .verified_recheck = milliseconds(c.dns.verified_recheck_s * 1000LL)};
 }
 
 // On the first signal: stop accepting, let requests in flight finish (up to the grace
@@ -66,9 +103,32 @@ int serve(const Config& config) {
     auto store = open_store(config, cores);
     if (!store) return 1;
 
+    auto master_key = crypto::load_or_create_master_key(config.server.data_dir + "/master.key");
+    if (!master_key) {
+        log::error("master key {}/master.key: {}", config.server.data_dir,
+                   master_key.error().message());
+        return 1;
+    }
+
     core::SystemClock clock;
-    api::V1 v1({.store = **store, .clock = clock});
     core::IoPool pool(cores);
+    asio::thread_pool blocking(cores);
+    dns::library_init();
+    std::vector<dns::ServerAddress> servers;
+    for (const auto& s : config.dns.servers) servers.push_back({s.host, s.port});
+    auto resolver =
+        dns::CaresResolver::create(pool.context(0).get_executor(), {.servers = servers});
+    if (!resolver) {
+        log::error("cannot set up the DNS resolver: {}", resolver.error().message());
+        return 1;
+    }
+    api::Deps deps{.store = **store,
+                   .clock = clock,
+                   .resolver = **resolver,
+                   .blocking = blocking.get_executor(),
+                   .master_key = *master_key,
+                   .domains = domain_policy(config)};
+    api::V1 v1(deps);
 
     error_code ec;
     const auto address = asio::ip::make_address(config.http.listen.host, ec);
@@ -92,11 +152,16 @@ int serve(const Config& config) {
     asio::co_spawn(main, shutdown_on_signal(signals, server, main), asio::detached);
     asio::co_spawn(main, retention_loop(**store, clock, config.retention.logs_days),
                    asio::detached);
+    const auto tick = std::chrono::seconds(
+        std::clamp(std::min(config.dns.pending_recheck_s, config.dns.verified_recheck_s), 1, 30));
+    asio::co_spawn(main, domain_check_loop(deps, tick), asio::detached);
     main.run();
 
     // The network is quiet: make every pending write durable, then stop the threads.
     (*store)->close();
+    resolver->reset();  // cancels lookups still pending, while its context still runs
     pool.stop();
+    blocking.join();
     log::info("posthorn stopped");
     return 0;
 }

@@ -159,25 +159,25 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             co_await bhttp::async_read_header(conn->stream, buffer, parser, use_nothrow_awaitable);
         conn->busy = true;
         if (hec == bhttp::error::body_limit) {  // Content-Length over the limit
-            co_await send(*conn, too_large(options.body_limit), 11, false);
+            auto res = too_large(options.body_limit);
+            co_await send(*conn, std::move(res), 11, false);
             co_await linger(*conn);
             break;
         }
         if (hec) {
+            std::optional<Response> refusal;
             if (hec == bhttp::error::header_limit)
-                co_await send(
-                    *conn, error_response(431, "VALIDATION_ERROR", "request headers are too large"),
-                    11, false);
+                refusal = error_response(431, "VALIDATION_ERROR", "request headers are too large");
             else if (is_parse_error(hec))
-                co_await send(*conn,
-                              error_response(400, "VALIDATION_ERROR",
-                                             "malformed HTTP request: " + hec.message()),
-                              11, false);
+                refusal = error_response(400, "VALIDATION_ERROR",
+                                         "malformed HTTP request: " + hec.message());
+            if (refusal) co_await send(*conn, std::move(*refusal), 11, false);
             break;
         }
         const unsigned version = parser.get().version();
         if (auto len = parser.content_length(); len && *len > options.body_limit) {
-            co_await send(*conn, too_large(options.body_limit), version, false);
+            auto res = too_large(options.body_limit);
+            co_await send(*conn, std::move(res), version, false);
             co_await linger(*conn);
             break;
         }
@@ -190,16 +190,17 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             auto [bec, bn] =
                 co_await bhttp::async_read(conn->stream, buffer, parser, use_nothrow_awaitable);
             if (bec == bhttp::error::body_limit) {
-                co_await send(*conn, too_large(options.body_limit), version, false);
+                auto res = too_large(options.body_limit);
+                co_await send(*conn, std::move(res), version, false);
                 co_await linger(*conn);
                 break;
             }
             if (bec) {
-                if (is_parse_error(bec))
-                    co_await send(*conn,
-                                  error_response(400, "VALIDATION_ERROR",
-                                                 "malformed HTTP request: " + bec.message()),
-                                  version, false);
+                if (is_parse_error(bec)) {
+                    auto refusal = error_response(400, "VALIDATION_ERROR",
+                                                  "malformed HTTP request: " + bec.message());
+                    co_await send(*conn, std::move(refusal), version, false);
+                }
                 break;
             }
         }

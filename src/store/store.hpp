@@ -44,7 +44,7 @@ class LogStore {
 };
 
 class DomainStore {
-public:
+  public:
     virtual ~DomainStore() = default;
     // The domain and its DKIM keys in one transaction; errc::conflict when the account has
     // the name already.

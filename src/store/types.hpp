@@ -52,9 +52,9 @@ struct LogQuery {
 struct Domain {
     std::string id;  // dom_…
     std::string account_id;
-    std::string name;  // canonical: lower-case, IDN as punycode
+    std::string name;                    // canonical: lower-case, IDN as punycode
     std::string status = "NOT_STARTED";  // NOT_STARTED | PENDING | VERIFIED | FAILED
-    std::string token;                    // DNS label of the DKIM CNAME targets
+    std::string token;                   // DNS label of the DKIM CNAME targets
     bool sending = true;
     bool inbound = false;
     bool open_tracking = false;

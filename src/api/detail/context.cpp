@@ -2,10 +2,24 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "core/log.hpp"
+
 namespace posthorn::api::detail {
 
 http::Response json(unsigned status, const boost::json::value& v) {
     return http::Response{.status = status, .body = boost::json::serialize(v)};
+}
+
+http::Response internal_error(std::string_view what, const error_code& ec) {
+    log::error("{}: {}", what, ec.message());
+    return http::error_response(500, "INTERNAL_ERROR",
+                                std::string("could not ") + std::string(what));
+}
+
+std::string param(const Context& ctx, std::string_view name) {
+    for (const auto& [k, v] : ctx.params)
+        if (k == name) return v;
+    return {};
 }
 
 http::Response validation_error(std::string message) {

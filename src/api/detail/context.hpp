@@ -18,10 +18,13 @@ struct Context {
     std::string account_id;
     std::vector<std::pair<std::string, std::string>> params;  // path placeholders
     boost::json::value body;                                  // null when there was none
-    Deps deps;
+    const Deps& deps;  // owned by V1, which outlives every request
 };
 
 http::Response json(unsigned status, const boost::json::value& v);
+http::Response internal_error(std::string_view what, const error_code& ec);
+// The value of path placeholder `name` ("" when absent).
+std::string param(const Context& ctx, std::string_view name);
 http::Response validation_error(std::string message);
 http::Response not_found(std::string message = "not found");
 // The pagination object of DESIGN §5.

@@ -1,0 +1,432 @@
+#include "api/domains.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+
+#include "core/blocking.hpp"
+#include "core/id.hpp"
+#include "core/log.hpp"
+#include "crypto/keys.hpp"
+#include "dns/errors.hpp"
+#include "mail/domain_name.hpp"
+
+namespace posthorn::api {
+
+namespace json = boost::json;
+using detail::Context;
+
+namespace {
+
+// Two selectors, so that a key can be rotated: ph1 signs, ph2 waits (DESIGN §6).
+constexpr std::array<std::string_view, 2> kSelectors = {"ph1", "ph2"};
+constexpr int kRsaBits = 2048;
+constexpr std::string_view kTokenAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string strip_dot(std::string s) {
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+}
+
+std::string new_token() {
+    // 16 characters of [a-z0-9], starting with a letter: a DNS label unique to the domain.
+    std::string raw = crypto::random_string(16);
+    std::string t;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+        const auto b = static_cast<unsigned char>(raw[i]);
+        t.push_back(i == 0 ? kTokenAlphabet[b % 26] : kTokenAlphabet[b % kTokenAlphabet.size()]);
+    }
+    return t;
+}
+
+json::object record(std::string_view type, std::string_view host, std::string_view value) {
+    return {{"type", type}, {"host", host}, {"value", value}};
+}
+
+json::object initial_records(const DomainPolicy& p, const std::string& name,
+                             const std::string& token) {
+    json::array dkim;
+    for (auto sel : kSelectors) {
+        auto r = record("CNAME", std::string(sel) + "._domainkey." + name,
+                        std::string(sel) + "." + token + "." + p.dkim_zone);
+        r["selector"] = sel;
+        dkim.push_back(std::move(r));
+    }
+    auto inbound = record("MX", name, p.inbound_mx);
+    inbound["priority"] = 10;
+    return {{"dkim", std::move(dkim)},
+            {"spf", record("TXT", name, "v=spf1 include:" + p.spf_include + " ~all")},
+            {"dmarc", record("TXT", "_dmarc." + name, "v=DMARC1; p=none;")},
+            {"inbound", std::move(inbound)}};
+}
+
+json::object to_json(const store::Domain& d) {
+    json::value records = json::parse(d.records_json);
+    json::object o{
+        {"id", d.id},
+        {"domain", d.name},
+        {"status", d.status},
+        {"config", {{"sending", d.sending}, {"inbound", d.inbound}}},
+        {"tracking", {{"open_tracking", d.open_tracking}, {"click_tracking", d.click_tracking}}},
+        {"records", std::move(records)},
+        {"created_at", format_iso8601(d.created_at)}};
+    o["last_checked_at"] =
+        d.last_checked_at ? json::value(format_iso8601(*d.last_checked_at)) : nullptr;
+    o["verified_at"] = d.verified_at ? json::value(format_iso8601(*d.verified_at)) : nullptr;
+    return o;
+}
+
+// The domain named by the {identifier} placeholder: a dom_ id or a domain name, always
+// within the caller's account (another account's domain is not found).
+asio::awaitable<Result<store::Domain>> find(const Context& ctx) {
+    const auto ident = detail::param(ctx, "identifier");
+    if (is_id(ident, "dom_"))
+        co_return co_await ctx.deps.store.find_domain_by_id(ctx.account_id, ident);
+    auto name = mail::normalize_domain(ident);
+    if (std::holds_alternative<mail::BadDomain>(name)) co_return store::errc::not_found;
+    co_return co_await ctx.deps.store.find_domain_by_name(ctx.account_id,
+                                                          std::get<std::string>(name));
+}
+
+http::Response not_found_or_error(const error_code& ec) {
+    if (ec == store::errc::not_found) return detail::not_found("domain not found");
+    return detail::internal_error("read the domain", ec);
+}
+
+// ---- verification ----
+
+enum class Check { verified, not_found, mismatch, error };
+
+const char* check_name(Check c) {
+    switch (c) {
+        case Check::verified:
+            return "VERIFIED";
+        case Check::not_found:
+            return "NOT_FOUND";
+        case Check::mismatch:
+            return "MISMATCH";
+        case Check::error:
+            return "ERROR";
+    }
+    return "ERROR";
+}
+
+struct Lookup {
+    Check check = Check::error;
+    json::array found;  // what DNS answered
+    std::string error;  // for Check::error
+};
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+    return s.size() >= prefix.size() && lower(std::string(s.substr(0, prefix.size()))) == prefix;
+}
+
+bool spf_includes(std::string_view spf, const std::string& include) {
+    const auto want = "include:" + lower(include);
+    std::string text = lower(std::string(spf));
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        const auto end = text.find(' ', pos);
+        auto term = text.substr(pos, end - pos);
+        if (!term.empty() && (term.front() == '+')) term.erase(0, 1);
+        if (term == want || term == want + ".") return true;
+        if (end == std::string::npos) break;
+        pos = end + 1;
+    }
+    return false;
+}
+
+template <class T>
+Lookup failed(const Result<T>& r, std::string_view what) {
+    Lookup l;
+    if (dns::is_not_found(r.error())) {
+        l.check = Check::not_found;
+    } else {
+        l.check = Check::error;
+        l.error = std::string(what) + ": " + r.error().message();
+    }
+    return l;
+}
+
+asio::awaitable<Lookup> check_cname(dns::Resolver& dns, std::string host, std::string want) {
+    auto r = co_await dns.cname(host);
+    if (!r) co_return failed(r, "CNAME " + host);
+    Lookup l{.check = Check::mismatch};
+    for (auto& t : *r) {
+        l.found.emplace_back(t);
+        if (lower(strip_dot(t)) == lower(want)) l.check = Check::verified;
+    }
+    co_return l;
+}
+
+// kind: "spf" or "dmarc"
+asio::awaitable<Lookup> check_txt(dns::Resolver& dns, std::string host, std::string kind,
+                                  std::string spf_include) {
+    auto r = co_await dns.txt(host);
+    if (!r) co_return failed(r, "TXT " + host);
+    Lookup l{.check = Check::not_found};
+    for (auto& t : *r) {
+        if (kind == "spf" && starts_with_ci(t, "v=spf1")) {
+            l.found.emplace_back(t);
+            if (l.check != Check::verified)
+                l.check = spf_includes(t, spf_include) ? Check::verified : Check::mismatch;
+        } else if (kind == "dmarc" && starts_with_ci(t, "v=dmarc1")) {
+            l.found.emplace_back(t);
+            l.check = Check::verified;
+        }
+    }
+    co_return l;
+}
+
+asio::awaitable<Lookup> check_mx(dns::Resolver& dns, std::string host, std::string want) {
+    auto r = co_await dns.mx(host);
+    if (!r) co_return failed(r, "MX " + host);
+    Lookup l{.check = Check::mismatch};
+    for (auto& mx : *r) {
+        l.found.emplace_back(mx.host);
+        if (lower(strip_dot(mx.host)) == lower(want)) l.check = Check::verified;
+    }
+    co_return l;
+}
+
+void mark(json::object& rec, const Lookup& l) {
+    rec["status"] = check_name(l.check);
+    rec["found"] = l.found;
+    if (l.check == Check::error)
+        rec["error"] = l.error;
+    else
+        rec.erase("error");
+}
+
+}  // namespace
+
+asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, bool background) {
+    auto& dns = deps.resolver;
+    const auto& policy = deps.domains;
+    json::object records = json::parse(d.records_json).as_object();
+
+    int required = 0, verified = 0;
+    std::vector<std::string> errors;
+    auto tally = [&](json::object& rec, const Lookup& l, bool counts) {
+        mark(rec, l);
+        if (l.check == Check::error) errors.push_back(l.error);
+        if (!counts) return;
+        ++required;
+        if (l.check == Check::verified) ++verified;
+    };
+    // Arguments of a co_await'ed call are named values, never prvalues: GCC 12 destroys a
+    // prvalue argument of a call inside co_await twice (see Writer::write).
+    for (auto& v : records["dkim"].as_array()) {
+        auto& rec = v.as_object();
+        std::string host(rec["host"].as_string()), want(rec["value"].as_string());
+        const auto l = co_await check_cname(dns, std::move(host), std::move(want));
+        tally(rec, l, true);
+    }
+    {
+        auto& spf = records["spf"].as_object();
+        std::string host(spf["host"].as_string()), kind("spf"), include(policy.spf_include);
+        const auto l =
+            co_await check_txt(dns, std::move(host), std::move(kind), std::move(include));
+        tally(spf, l, true);
+    }
+    {
+        auto& dmarc = records["dmarc"].as_object();
+        std::string host(dmarc["host"].as_string()), kind("dmarc"), none;
+        const auto l = co_await check_txt(dns, std::move(host), std::move(kind), std::move(none));
+        tally(dmarc, l, true);
+    }
+    {
+        auto& inbound = records["inbound"].as_object();
+        std::string host(inbound["host"].as_string()), want(inbound["value"].as_string());
+        const auto l = co_await check_mx(dns, std::move(host), std::move(want));
+        tally(inbound, l, false);  // only needed to receive mail: it does not decide the status
+    }
+
+    const auto now = deps.clock.now_ms();
+    if (!errors.empty()) {
+        // A lookup failed (timeout, SERVFAIL, refused): we know nothing new, so nothing
+        // changes; the caller reports the error.
+        std::string msg;
+        for (const auto& e : errors) msg += (msg.empty() ? "" : "; ") + e;
+        d.records_json = json::serialize(records);
+        co_return VerifyResult{.domain = std::move(d), .dns_error = std::move(msg)};
+    }
+
+    std::string status;
+    if (verified == required) {
+        status = "VERIFIED";
+    } else if (background && d.status == "VERIFIED") {
+        status = "FAILED";  // records a verified domain had are gone
+    } else if (verified == 0) {
+        status = "FAILED";
+    } else {
+        status = "PENDING";
+        const auto first = d.first_verify_at.value_or(now);
+        if (now - first >= policy.give_up_after.count()) status = "FAILED";
+    }
+
+    store::DomainCheck check{.account_id = d.account_id,
+                             .domain_id = d.id,
+                             .status = status,
+                             .records_json = json::serialize(records),
+                             .checked_at = now};
+    if (status == "PENDING") check.next_check_at = now + policy.pending_recheck.count();
+    if (status == "VERIFIED") check.next_check_at = now + policy.verified_recheck.count();
+    const std::string before = d.status;
+    d.status = status;
+    d.records_json = check.records_json;
+    d.last_checked_at = now;
+    if (!d.first_verify_at) d.first_verify_at = now;
+    if (status == "VERIFIED" && !d.verified_at) d.verified_at = now;
+    if (status != before && (status == "VERIFIED" || status == "FAILED")) {
+        check.event =
+            store::Event{.id = new_id("evt_", now),
+                         .account_id = d.account_id,
+                         .type = status == "VERIFIED" ? "domain.verified" : "domain.failed",
+                         .data_json = json::serialize(to_json(d)),
+                         .created_at = now};
+    }
+    if (auto r = co_await deps.store.record_domain_check(std::move(check)); !r) co_return r.error();
+    co_return VerifyResult{.domain = std::move(d), .dns_error = {}};
+}
+
+// ---- handlers ----
+
+asio::awaitable<http::Response> create_domain(Context ctx) {
+    if (!ctx.body.is_object()) co_return detail::validation_error("body must be a JSON object");
+    const auto& body = ctx.body.as_object();
+    for (const auto& [k, v] : body)
+        if (k != "domain")
+            co_return detail::validation_error("unknown field '" + std::string(k) + "'");
+    const auto* field = body.if_contains("domain");
+    if (!field || !field->is_string())
+        co_return detail::validation_error("domain is required and must be a string");
+    auto name = mail::normalize_domain(std::string(field->as_string()));
+    if (auto* bad = std::get_if<mail::BadDomain>(&name))
+        co_return detail::validation_error("domain: " + bad->reason);
+    const auto& canonical = std::get<std::string>(name);
+
+    // Cheap check first, so that a duplicate does not cost two RSA key generations.
+    auto existing = co_await ctx.deps.store.find_domain_by_name(ctx.account_id, canonical);
+    if (existing)
+        co_return http::error_response(409, "CONFLICT",
+                                       "domain " + canonical + " exists already in this account");
+
+    auto make_keys = [] {
+        std::vector<Result<crypto::RsaKeyPair>> out;
+        for (std::size_t i = 0; i < kSelectors.size(); ++i)
+            out.push_back(crypto::generate_rsa(kRsaBits));
+        return out;
+    };
+    auto blocking = ctx.deps.blocking;
+    auto pairs = co_await core::run_blocking(std::move(blocking), std::move(make_keys));
+    const auto now = ctx.deps.clock.now_ms();
+    store::Domain d{.id = new_id("dom_", now),
+                    .account_id = ctx.account_id,
+                    .name = canonical,
+                    .token = new_token(),
+                    .created_at = now,
+                    .updated_at = now};
+    d.records_json = json::serialize(initial_records(ctx.deps.domains, d.name, d.token));
+    std::vector<store::DkimKey> keys;
+    for (std::size_t i = 0; i < kSelectors.size(); ++i) {
+        if (!pairs[i]) co_return detail::internal_error("generate DKIM keys", pairs[i].error());
+        const std::string selector(kSelectors[i]);
+        keys.push_back(
+            {.id = new_id("dk_", now),
+             .domain_id = d.id,
+             .selector = selector,
+             .sealed_private_key = crypto::seal(ctx.deps.master_key, pairs[i]->private_pem,
+                                                "dkim:" + d.id + ":" + selector),
+             .public_key = pairs[i]->public_spki_b64,
+             .active = i == 0,
+             .created_at = now});
+    }
+    auto r = co_await ctx.deps.store.create_domain(d, std::move(keys));
+    if (!r) {
+        if (r.error() == store::errc::conflict)
+            co_return http::error_response(
+                409, "CONFLICT", "domain " + canonical + " exists already in this account");
+        co_return detail::internal_error("create the domain", r.error());
+    }
+    co_return detail::json(201, to_json(d));
+}
+
+asio::awaitable<http::Response> list_domains(Context ctx) {
+    auto paging = parse_paging(ctx.req, 20, "sortOrder");
+    if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
+    const auto& p = std::get<Paging>(paging);
+    store::ListQuery query{
+        .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
+    auto page = co_await ctx.deps.store.list_domains(std::move(query));
+    if (!page) co_return detail::internal_error("list domains", page.error());
+    json::array data;
+    for (const auto& d : page->items) data.push_back(to_json(d));
+    co_return detail::json(200, json::object{{"data", std::move(data)},
+                                             {"pagination", detail::pagination(p, page->total)}});
+}
+
+asio::awaitable<http::Response> get_domain(Context ctx) {
+    auto d = co_await find(ctx);
+    if (!d) co_return not_found_or_error(d.error());
+    co_return detail::json(200, to_json(*d));
+}
+
+asio::awaitable<http::Response> update_domain(Context ctx) {
+    if (!ctx.body.is_object()) co_return detail::validation_error("body must be a JSON object");
+    store::DomainSettings st;
+    struct Field {
+        const char* group;
+        const char* name;
+        std::optional<bool>* out;
+    };
+    const Field fields[] = {{"config", "sending", &st.sending},
+                            {"config", "inbound", &st.inbound},
+                            {"tracking", "open_tracking", &st.open_tracking},
+                            {"tracking", "click_tracking", &st.click_tracking}};
+    for (const auto& [group, value] : ctx.body.as_object()) {
+        if (group != "config" && group != "tracking")
+            co_return detail::validation_error("unknown field '" + std::string(group) + "'");
+        if (!value.is_object())
+            co_return detail::validation_error(std::string(group) + " must be an object");
+        for (const auto& [key, v] : value.as_object()) {
+            const Field* f = nullptr;
+            for (const auto& cand : fields)
+                if (group == cand.group && key == cand.name) f = &cand;
+            if (!f)
+                co_return detail::validation_error("unknown field '" + std::string(group) + "." +
+                                                   std::string(key) + "'");
+            if (!v.is_bool())
+                co_return detail::validation_error(std::string(group) + "." + std::string(key) +
+                                                   " must be true or false");
+            *f->out = v.as_bool();
+        }
+    }
+    auto d = co_await find(ctx);
+    if (!d) co_return not_found_or_error(d.error());
+    auto r = co_await ctx.deps.store.update_domain_settings(ctx.account_id, d->id, st,
+                                                            ctx.deps.clock.now_ms());
+    if (!r) co_return not_found_or_error(r.error());
+    co_return detail::json(200, json::object{{"id", d->id}});
+}
+
+asio::awaitable<http::Response> verify_domain(Context ctx) {
+    auto d = co_await find(ctx);
+    if (!d) co_return not_found_or_error(d.error());
+    auto r = co_await check_domain(ctx.deps, std::move(*d), false);
+    if (!r) co_return detail::internal_error("record the verification", r.error());
+    auto body = to_json(r->domain);
+    if (!r->dns_error.empty())
+        body["dns_error"] = "DNS lookup failed, status unchanged: " + r->dns_error;
+    co_return detail::json(200, body);
+}
+
+}  // namespace posthorn::api
