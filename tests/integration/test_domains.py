@@ -118,7 +118,9 @@ def test_idn_names_are_stored_as_punycode(server):
 
 
 BAD_NAMES = ["exa mple.com", "example", "_dmarc.example.com", "ex_ample.com", "example.com.",
-             "a" * 64 + ".example.com", ".".join(["a" * 63] * 4), "192.168.1.1", "1.2.3.4",
+             "a" * 64 + ".example.com", ".".join(["a" * 63] * 4),
+             ".".join(["a" * 63] * 3) + "." + "b" * 62,  # 254 characters: one too many
+             "192.168.1.1", "1.2.3.4",
              "[::1]", "", "-bad.example.com", "bad-.example.com", "ex..ample.com",
              "💌.example", "exa\u0000mple.com", "example.com/path", "user@example.com"]
 
