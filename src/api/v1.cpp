@@ -6,6 +6,7 @@
 
 #include "api/detail/context.hpp"
 #include "api/domains.hpp"
+#include "api/emails.hpp"
 #include "api/keys.hpp"
 #include "api/logs.hpp"
 #include "core/id.hpp"
@@ -55,6 +56,10 @@ struct V1::Impl {
         add("GET", "/v1/domains/{identifier}", &get_domain);
         add("PATCH", "/v1/domains/{identifier}", &update_domain);
         add("POST", "/v1/domains/{identifier}/verify", &verify_domain);
+        add("POST", "/v1/emails", &send_email);
+        add("GET", "/v1/emails/envelope", &list_envelopes);
+        add("GET", "/v1/emails/{id}", &get_email);
+        add("GET", "/v1/email", &list_emails);
     }
 
     void add(std::string method, std::string_view pattern, RouteFn fn) {

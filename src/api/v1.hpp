@@ -11,6 +11,7 @@
 #include <chrono>
 #include <string>
 
+#include "api/rate_limiter.hpp"
 #include "core/clock.hpp"
 #include "dns/resolver.hpp"
 #include "http/message.hpp"
@@ -28,6 +29,13 @@ struct DomainPolicy {
     std::chrono::milliseconds give_up_after{72 * 3'600'000};  // PENDING this long → FAILED
 };
 
+// The API's limits on sending (config [limits]).
+struct SendingPolicy {
+    int send_rate_per_minute = 1000;
+    int max_recipients = 10000;
+    std::int64_t max_attachment_bytes = 26214400;
+};
+
 struct Deps {
     store::Store& store;
     const core::Clock& clock;
@@ -35,6 +43,9 @@ struct Deps {
     asio::any_io_executor blocking;  // CPU-heavy work (RSA key generation)
     std::string master_key;          // seals DKIM private keys at rest
     DomainPolicy domains;
+    SendingPolicy sending;
+    std::string smtp_hostname = "localhost";  // Message-ID domain, bounce address host
+    RateLimiter& rate_limiter;
 };
 
 class V1 {

@@ -15,6 +15,7 @@
 #include "crypto/keys.hpp"
 #include "dns/cares_resolver.hpp"
 #include "http/server.hpp"
+#include "mail/message.hpp"
 
 namespace posthorn::app {
 namespace {
@@ -122,12 +123,19 @@ int serve(const Config& config) {
         log::error("cannot set up the DNS resolver: {}", resolver.error().message());
         return 1;
     }
+    mail::init();
+    api::RateLimiter rate_limiter(config.limits.send_rate_per_minute);
     api::Deps deps{.store = **store,
                    .clock = clock,
                    .resolver = **resolver,
                    .blocking = blocking.get_executor(),
                    .master_key = *master_key,
-                   .domains = domain_policy(config)};
+                   .domains = domain_policy(config),
+                   .sending = {.send_rate_per_minute = config.limits.send_rate_per_minute,
+                               .max_recipients = config.limits.max_recipients,
+                               .max_attachment_bytes = config.limits.max_attachment_bytes},
+                   .smtp_hostname = config.smtp.hostname,
+                   .rate_limiter = rate_limiter};
     api::V1 v1(deps);
 
     error_code ec;

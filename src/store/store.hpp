@@ -70,7 +70,26 @@ class DomainStore {
     virtual asio::awaitable<Result<std::vector<DkimZoneEntry>>> dkim_zone() = 0;
 };
 
-class Store : public AccountStore, public LogStore, public DomainStore {
+class EmailStore {
+  public:
+    virtual ~EmailStore() = default;
+    // The email, its envelope, recipients, raw message and idempotency key in one durable
+    // transaction. If the account already holds the (unexpired) idempotency key, nothing
+    // is written and the stored response comes back instead.
+    virtual asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) = 0;
+    virtual asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(
+        std::string account_id, std::string key, UnixMs now) = 0;
+    // With its recipients. Another account's email is errc::not_found.
+    virtual asio::awaitable<Result<Email>> find_email(std::string account_id, std::string id) = 0;
+    virtual asio::awaitable<Result<std::string>> email_raw(std::string account_id,
+                                                           std::string id) = 0;
+    // sort_by: created_at | to_email. search: subject or any recipient address.
+    virtual asio::awaitable<Result<Page<Email>>> list_emails(SearchQuery query) = 0;
+    // sort_by: created_at | subject | from_email. search: sender, subject or envelope id.
+    virtual asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) = 0;
+};
+
+class Store : public AccountStore, public LogStore, public DomainStore, public EmailStore {
   public:
     // Completes when everything submitted before it is durable.
     virtual asio::awaitable<Result<void>> flush() = 0;

@@ -114,6 +114,80 @@ struct DomainCheck {
     std::optional<Event> event;           // domain.verified / domain.failed on a change
 };
 
+struct Recipient {
+    std::string address;  // local@domain, domain canonical
+    std::string domain;
+    std::string type;  // to | cc | bcc
+    std::string status = "QUEUED";
+    int attempts = 0;
+    std::optional<UnixMs> next_attempt_at;
+    std::optional<std::string> last_response;  // the remote server's reply, verbatim
+};
+
+struct Email {
+    std::string id;  // em_…
+    std::string account_id;
+    std::string domain_id;
+    std::string envelope_id;
+    std::string status = "QUEUED";
+    std::string from_email;
+    std::string from_name;   // "" when none
+    std::string to_display;  // the To recipients joined by ", "
+    std::string subject;
+    std::string message_id;
+    std::string return_token;
+    bool track_opens = false;
+    bool track_clicks = false;
+    std::string source = "api";
+    std::int64_t size_bytes = 0;
+    UnixMs created_at = 0;
+    UnixMs queued_at = 0;
+    std::optional<UnixMs> sent_at;
+    std::optional<UnixMs> delivered_at;
+    std::optional<UnixMs> failed_at;
+    std::optional<UnixMs> opened_at;
+    std::optional<UnixMs> clicked_at;
+    std::vector<Recipient> recipients;  // filled by find_email only
+};
+
+struct Envelope {
+    std::string id;  // env_…
+    std::string account_id;
+    std::string email_id;
+    std::string subject;
+    std::string from_email;
+    std::string from_name;
+    int total_recipients = 0;
+    UnixMs created_at = 0;
+};
+
+// The answer an idempotency key replays (INTERFACE: "returns the previous response").
+struct StoredResponse {
+    int status = 0;
+    std::string body;
+};
+
+struct NewEmail {
+    Email email;
+    Envelope envelope;
+    std::vector<Recipient> recipients;
+    std::string raw;  // the message as built, before DKIM signing
+    std::optional<std::string> idempotency_key;
+    StoredResponse response;  // what an idempotent replay answers
+    UnixMs idempotency_expires_at = 0;
+};
+
+struct SearchQuery {
+    std::string account_id;
+    std::int64_t page = 1;
+    std::int64_t limit = 20;
+    std::string sort_by = "created_at";  // a column the back end knows for this list
+    SortOrder order = SortOrder::desc;
+    std::optional<std::string> search;  // case-insensitive substring
+    std::optional<UnixMs> start;        // created on or after
+    std::optional<UnixMs> end;          // created on or before
+};
+
 struct ListQuery {
     std::string account_id;
     std::int64_t page = 1;

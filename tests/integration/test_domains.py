@@ -8,27 +8,21 @@ import subprocess
 import pytest
 
 from support.dnsmasq import Dnsmasq
+from support.domains import MX, SPF, ZONE, dns_env, publish, zone_records
 from support.posthorn import wait_for
 
-ZONE = "dkim.posthorn.test"
-SPF = "spf.posthorn.test"
-MX = "mx.posthorn.test"
 
 
 @pytest.fixture
 def dns(tmp_path):
     d = Dnsmasq(tmp_path / "dns")
-    d.host("nothing.test", "127.0.0.9")  # dnsmasq wants at least one record to start
     d.start()
     yield d
     d.stop()
 
 
 def make_server(posthorn_factory, dns, **env):
-    base = {"POSTHORN_DNS_SERVERS": dns.server, "POSTHORN_DNS_DKIM_ZONE": ZONE,
-            "POSTHORN_DNS_SPF_INCLUDE": SPF, "POSTHORN_DNS_INBOUND_MX": MX}
-    base.update(env)
-    return posthorn_factory(env=base).start()
+    return posthorn_factory(env={**dns_env(dns), **env}).start()
 
 
 @pytest.fixture
@@ -40,40 +34,6 @@ def create(server, key, name):
     r = server.request("POST", "/v1/domains", key=key, body={"domain": name})
     assert r.status == 201, r
     return r.json()
-
-
-def zone_records(server) -> dict[str, str]:
-    """`posthorn dns zone` parsed: TXT owner → joined text."""
-    out = server.cli("dns", "zone").stdout
-    records = {}
-    for line in out.splitlines():
-        if line.startswith(";") or not line.strip():
-            continue
-        owner = line.split()[0].rstrip(".")
-        strings = re.findall(r'"([^"]*)"', line.split(" ; ")[0])
-        records[owner] = "".join(strings)
-    return records
-
-
-def publish(dns, server, domain, *, dkim=True, spf=True, dmarc=True, inbound=True,
-            cname_target=None):
-    recs = domain["records"]
-    zone = zone_records(server)
-    if dkim:
-        for r in recs["dkim"]:
-            target = cname_target or r["value"]
-            dns.cname(r["host"], target)
-            dns.host(target, "127.0.0.10")  # a dnsmasq cname target must be a name it knows
-            if target in zone:
-                dns.txt(target, zone[target])
-    if spf:
-        dns.txt(recs["spf"]["host"], recs["spf"]["value"])
-    if dmarc:
-        dns.txt(recs["dmarc"]["host"], recs["dmarc"]["value"])
-    if inbound:
-        dns.mx(recs["inbound"]["host"], MX)
-        dns.host(MX, "127.0.0.11")
-    dns.restart()
 
 
 def test_create_answers_not_started_with_every_record(server):
@@ -225,7 +185,7 @@ def test_verification_against_real_dns(server, dns):
     assert v["records"]["inbound"]["status"] == "VERIFIED"
 
     # A wrong CNAME target: still not VERIFIED, and the record says why.
-    dns.clear().host("nothing.test", "127.0.0.9")
+    dns.clear()
     publish(dns, server, d, cname_target=f"ph1.wrongtoken.{ZONE}")
     v = verify(server, key, d["id"])
     assert v["status"] == "PENDING"
@@ -233,7 +193,7 @@ def test_verification_against_real_dns(server, dns):
     assert v["records"]["dkim"][0]["found"] == [f"ph1.wrongtoken.{ZONE}"]
 
     # Everything right: VERIFIED, and the GET says so too.
-    dns.clear().host("nothing.test", "127.0.0.9")
+    dns.clear()
     publish(dns, server, d)
     v = verify(server, key, d["id"])
     assert v["status"] == "VERIFIED", v
@@ -262,13 +222,13 @@ def test_background_checks_verify_pending_and_fail_vanished(posthorn_factory, dn
     assert verify(server, key, d["id"])["status"] == "PENDING"
 
     # The user publishes the rest and never calls verify again: the re-check finds it.
-    dns.clear().host("nothing.test", "127.0.0.9")
+    dns.clear()
     publish(dns, server, d)
     wait_for(lambda: server.get(f"/v1/domains/{d['id']}", key=key).json()["status"] == "VERIFIED",
              timeout=20, what="the background check to verify the domain")
 
     # The records disappear: the daily check (here every second) turns it FAILED.
-    dns.clear().host("nothing.test", "127.0.0.9").restart()
+    dns.clear().restart()
     wait_for(lambda: server.get(f"/v1/domains/{d['id']}", key=key).json()["status"] == "FAILED",
              timeout=20, what="the re-check to fail the domain")
 

@@ -50,6 +50,15 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<std::vector<DkimKey>>> dkim_keys(std::string domain_id) override;
     asio::awaitable<Result<std::vector<DkimZoneEntry>>> dkim_zone() override;
 
+    asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) override;
+    asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(std::string account_id,
+                                                                           std::string key,
+                                                                           UnixMs now) override;
+    asio::awaitable<Result<Email>> find_email(std::string account_id, std::string id) override;
+    asio::awaitable<Result<std::string>> email_raw(std::string account_id, std::string id) override;
+    asio::awaitable<Result<Page<Email>>> list_emails(SearchQuery query) override;
+    asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) override;
+
     asio::awaitable<Result<void>> flush() override;
     void close() override;
 

@@ -1,0 +1,282 @@
+#include "api/emails.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "api/send_request.hpp"
+#include "core/blocking.hpp"
+#include "core/id.hpp"
+#include "core/log.hpp"
+#include "crypto/keys.hpp"
+
+namespace posthorn::api {
+
+namespace json = boost::json;
+using detail::Context;
+
+namespace {
+
+constexpr UnixMs kIdempotencyTtlMs = 24 * 3'600'000;  // INTERFACE: keys are kept 24 hours
+
+json::value iso_or_null(const std::optional<UnixMs>& t) {
+    return t ? json::value(format_iso8601(*t)) : json::value(nullptr);
+}
+
+std::string join_addresses(const std::vector<mail::Mailbox>& list) {
+    std::string out;
+    for (const auto& m : list) out += (out.empty() ? "" : ", ") + m.address();
+    return out;
+}
+
+std::string from_display(const store::Email& e) {
+    if (e.from_name.empty()) return e.from_email;
+    const auto at = e.from_email.rfind('@');
+    return mail::Mailbox{.name = e.from_name,
+                         .local = e.from_email.substr(0, at),
+                         .domain = e.from_email.substr(at + 1)}
+        .display();
+}
+
+std::string return_token() {
+    static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+    std::string raw = crypto::random_string(20), out;
+    for (unsigned char c : raw) out.push_back(kAlphabet[c % kAlphabet.size()]);
+    return out;
+}
+
+json::object email_summary(const store::Email& e) {
+    return {{"id", e.id},
+            {"status", e.status},
+            {"created_at", format_iso8601(e.created_at)},
+            {"queued_at", format_iso8601(e.queued_at)},
+            {"sent_at", iso_or_null(e.sent_at)},
+            {"failed_at", iso_or_null(e.failed_at)},
+            {"to", e.to_display},
+            {"subject", e.subject},
+            {"from", from_display(e)}};
+}
+
+// start_date / end_date: ISO 8601; a date alone means its whole day (end_date: to its end).
+std::optional<http::Response> date_bounds(const http::Request& req, store::SearchQuery& q) {
+    for (const char* name : {"start_date", "end_date"}) {
+        auto v = req.param(name);
+        if (!v) continue;
+        auto t = parse_iso8601(*v);
+        if (!t)
+            return detail::validation_error(std::string(name) +
+                                            " must be an ISO 8601 date or time");
+        const bool end = std::string_view(name) == "end_date";
+        if (end && v->size() == 10) *t += 86'400'000 - 1;
+        (end ? q.end : q.start) = *t;
+    }
+    if (q.start && q.end && *q.start > *q.end)
+        return detail::validation_error("start_date is after end_date");
+    return std::nullopt;
+}
+
+std::optional<http::Response> sort_field(const http::Request& req, store::SearchQuery& q,
+                                         std::initializer_list<std::string_view> allowed) {
+    auto v = req.param("sort_by");
+    if (!v) return std::nullopt;
+    for (auto a : allowed)
+        if (*v == a) {
+            q.sort_by = std::string(a);
+            return std::nullopt;
+        }
+    std::string names;
+    for (auto a : allowed) names += (names.empty() ? "" : " or ") + std::string(a);
+    return detail::validation_error("sort_by must be " + names);
+}
+
+http::Response replay(const store::StoredResponse& r) {
+    return http::Response{.status = static_cast<unsigned>(r.status), .body = r.body};
+}
+
+}  // namespace
+
+asio::awaitable<http::Response> send_email(Context ctx) {
+    auto& store = ctx.deps.store;
+    const auto& limits = ctx.deps.sending;
+
+    // An idempotent replay answers before anything else is looked at or counted.
+    auto key = idempotency_key_of(ctx.body);
+    if (auto* e = std::get_if<http::Response>(&key)) co_return std::move(*e);
+    if (const auto& k = std::get<0>(key)) {
+        auto account = ctx.account_id;
+        auto seen = co_await store.find_idempotent(std::move(account), *k, ctx.deps.clock.now_ms());
+        if (!seen) co_return detail::internal_error("read the idempotency key", seen.error());
+        if (*seen) co_return replay(**seen);
+    }
+
+    auto parsed =
+        parse_send_request(ctx.body, {.max_recipients = limits.max_recipients,
+                                      .max_attachment_bytes = limits.max_attachment_bytes});
+    if (auto* e = std::get_if<http::Response>(&parsed)) co_return std::move(*e);
+    auto req = std::get<SendRequest>(std::move(parsed));
+
+    // The sender's domain: a VERIFIED domain of this account that may send.
+    const auto from_domain = req.message.from.domain;
+    auto account = ctx.account_id;
+    auto domain = co_await store.find_domain_by_name(std::move(account), from_domain);
+    if (!domain && domain.error() != store::errc::not_found)
+        co_return detail::internal_error("read the sender domain", domain.error());
+    if (!domain || domain->status != "VERIFIED")
+        co_return http::error_response(
+            403, "DOMAIN_NOT_VERIFIED",
+            "the domain " + from_domain + " is not a verified domain of this account");
+    if (!domain->sending)
+        co_return http::error_response(403, "SENDING_DISABLED",
+                                       "sending is disabled for the domain " + from_domain);
+
+    const auto now = ctx.deps.clock.now_ms();
+    if (auto denied = ctx.deps.rate_limiter.reserve(ctx.account_id, now)) {
+        auto res = http::error_response(429, "RATE_LIMITED",
+                                        "more than " + std::to_string(limits.send_rate_per_minute) +
+                                            " emails per minute; retry after " +
+                                            std::to_string(denied->retry_after_s) + " s");
+        res.headers.emplace_back("Retry-After", std::to_string(denied->retry_after_s));
+        co_return res;
+    }
+    // From here on a refusal must give the slot back.
+    struct Slot {
+        RateLimiter& limiter;
+        std::string account;
+        UnixMs at;
+        bool keep = false;
+        ~Slot() {
+            if (!keep) limiter.release(account, at);
+        }
+    } slot{ctx.deps.rate_limiter, ctx.account_id, now};
+
+    store::NewEmail n;
+    auto& e = n.email;
+    e.id = new_id("em_", now);
+    e.account_id = ctx.account_id;
+    e.domain_id = domain->id;
+    e.from_email = req.message.from.address();
+    e.from_name = req.message.from.name;
+    e.to_display = join_addresses(req.message.to);
+    e.subject = req.message.subject;
+    e.message_id = e.id + "@" + ctx.deps.smtp_hostname;
+    e.return_token = return_token();
+    e.track_opens = req.track_opens.value_or(domain->open_tracking);
+    e.track_clicks = req.track_clicks.value_or(domain->click_tracking);
+    e.created_at = e.queued_at = now;
+    n.envelope = {.id = new_id("env_", now),
+                  .account_id = e.account_id,
+                  .email_id = e.id,
+                  .subject = e.subject,
+                  .from_email = e.from_email,
+                  .from_name = e.from_name,
+                  .total_recipients = static_cast<int>(req.message.to.size() +
+                                                       req.message.cc.size() + req.bcc.size()),
+                  .created_at = now};
+    std::vector<std::string> seen;  // one delivery per address, whatever field named it
+    auto add = [&](const std::vector<mail::Mailbox>& list, const char* type) {
+        for (const auto& m : list) {
+            if (std::find(seen.begin(), seen.end(), m.address()) != seen.end()) continue;
+            seen.push_back(m.address());
+            n.recipients.push_back(
+                {.address = m.address(), .domain = m.domain, .type = type, .next_attempt_at = now});
+        }
+    };
+    add(req.message.to, "to");
+    add(req.message.cc, "cc");
+    add(req.bcc, "bcc");
+
+    req.message.message_id = e.message_id;
+    req.message.date = now;
+    auto build = [spec = std::move(req.message)] { return mail::build_message(spec); };
+    auto blocking = ctx.deps.blocking;
+    n.raw = co_await core::run_blocking(std::move(blocking), std::move(build));
+    e.size_bytes = static_cast<std::int64_t>(n.raw.size());
+
+    json::object answer{
+        {"id", e.id},         {"status", e.status},   {"created_at", format_iso8601(e.created_at)},
+        {"to", e.to_display}, {"subject", e.subject}, {"from", from_display(e)}};
+    n.response = {.status = 200, .body = json::serialize(answer)};
+    n.idempotency_key = req.idempotency_key;
+    n.idempotency_expires_at = now + kIdempotencyTtlMs;
+    auto stored = co_await store.create_email(std::move(n));
+    if (!stored) co_return detail::internal_error("queue the email", stored.error());
+    if (*stored) co_return replay(**stored);  // another request with the key won the race
+    slot.keep = true;
+    co_return detail::json(200, answer);
+}
+
+asio::awaitable<http::Response> get_email(Context ctx) {
+    auto id = detail::param(ctx, "id");
+    auto account = ctx.account_id;
+    auto e = co_await ctx.deps.store.find_email(std::move(account), std::move(id));
+    if (!e) {
+        if (e.error() == store::errc::not_found) co_return detail::not_found("email not found");
+        co_return detail::internal_error("read the email", e.error());
+    }
+    auto o = email_summary(*e);
+    o["delivered_at"] = iso_or_null(e->delivered_at);
+    o["opened_at"] = iso_or_null(e->opened_at);
+    o["clicked_at"] = iso_or_null(e->clicked_at);
+    o["envelope_id"] = e->envelope_id;
+    json::array recipients;
+    for (const auto& r : e->recipients)
+        recipients.push_back(json::object{
+            {"email", r.address},
+            {"type", r.type},
+            {"status", r.status},
+            {"attempts", r.attempts},
+            {"next_attempt_at", iso_or_null(r.next_attempt_at)},
+            {"last_response", r.last_response ? json::value(*r.last_response) : nullptr}});
+    o["recipients"] = std::move(recipients);
+    co_return detail::json(200, o);
+}
+
+asio::awaitable<http::Response> list_emails(Context ctx) {
+    auto paging = parse_paging(ctx.req, 10, "sort_order");
+    if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
+    const auto& p = std::get<Paging>(paging);
+    store::SearchQuery q{
+        .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
+    if (auto err = sort_field(ctx.req, q, {"created_at", "to_email"})) co_return std::move(*err);
+    if (auto err = date_bounds(ctx.req, q)) co_return std::move(*err);
+    if (auto s = ctx.req.param("search"); s && !s->empty()) q.search = std::string(*s);
+    auto page = co_await ctx.deps.store.list_emails(std::move(q));
+    if (!page) co_return detail::internal_error("list emails", page.error());
+    json::array data;
+    for (const auto& e : page->items) data.push_back(email_summary(e));
+    // INTERFACE: this list answers flat fields rather than a pagination object.
+    co_return detail::json(200, json::object{{"page", p.page},
+                                             {"limit", p.limit},
+                                             {"hasMore", p.page * p.limit < page->total},
+                                             {"total", page->total},
+                                             {"data", std::move(data)}});
+}
+
+asio::awaitable<http::Response> list_envelopes(Context ctx) {
+    auto paging = parse_paging(ctx.req, 20, "sort_order");
+    if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
+    const auto& p = std::get<Paging>(paging);
+    store::SearchQuery q{
+        .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
+    if (auto err = sort_field(ctx.req, q, {"created_at", "subject", "from_email"}))
+        co_return std::move(*err);
+    if (auto err = date_bounds(ctx.req, q)) co_return std::move(*err);
+    if (auto s = ctx.req.param("search"); s && !s->empty()) q.search = std::string(*s);
+    auto page = co_await ctx.deps.store.list_envelopes(std::move(q));
+    if (!page) co_return detail::internal_error("list envelopes", page.error());
+    json::array data;
+    for (const auto& v : page->items)
+        data.push_back(json::object{
+            {"id", v.id},
+            {"email_id", v.email_id},
+            {"subject", v.subject},
+            {"from_email", v.from_email},
+            {"from_name", v.from_name.empty() ? json::value(nullptr) : json::value(v.from_name)},
+            {"total_recipients", v.total_recipients},
+            {"created_at", format_iso8601(v.created_at)}});
+    co_return detail::json(200, json::object{{"data", std::move(data)},
+                                             {"pagination", detail::pagination(p, page->total)}});
+}
+
+}  // namespace posthorn::api

@@ -1,0 +1,253 @@
+#include "api/send_request.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <algorithm>
+#include <array>
+
+#include "crypto/keys.hpp"
+
+namespace posthorn::api {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t kMaxSubjectChars = 255;
+constexpr std::size_t kMaxIdempotencyKey = 256;
+
+http::Response validation(std::string message) {
+    return http::error_response(400, "VALIDATION_ERROR", message);
+}
+
+std::size_t utf8_chars(std::string_view s) {
+    std::size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+bool has_crlf(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
+
+// Headers the service writes itself; a user-supplied one would clash or forge.
+bool owned_header(std::string_view name) {
+    std::string n(name);
+    for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    static constexpr std::array<std::string_view, 11> kOwned = {
+        "from",           "to",          "cc",         "bcc",
+        "subject",        "date",        "message-id", "mime-version",
+        "dkim-signature", "return-path", "reply-to"};
+    for (auto o : kOwned)
+        if (n == o) return true;
+    return n.rfind("content-", 0) == 0;
+}
+
+bool valid_header_name(std::string_view name) {
+    if (name.empty() || name.size() > 76) return false;  // RFC 5322 §2.2: printable, no colon
+    for (unsigned char c : name)
+        if (c < 33 || c > 126 || c == ':') return false;
+    return true;
+}
+
+// string | string[] → strings; `required` refuses absence and emptiness.
+std::variant<std::vector<std::string>, http::Response> string_list(const json::object& o,
+                                                                   std::string_view field,
+                                                                   bool required) {
+    std::vector<std::string> out;
+    const auto* v = o.if_contains(field);
+    if (!v || v->is_null()) {
+        if (required) return validation(std::string(field) + " is required");
+        return out;
+    }
+    if (v->is_string()) {
+        out.emplace_back(v->as_string());
+    } else if (v->is_array()) {
+        for (const auto& el : v->as_array()) {
+            if (!el.is_string())
+                return validation(std::string(field) + " must be a string or an array of strings");
+            out.emplace_back(el.as_string());
+        }
+    } else {
+        return validation(std::string(field) + " must be a string or an array of strings");
+    }
+    if (required && out.empty()) return validation(std::string(field) + " must not be empty");
+    return out;
+}
+
+std::variant<std::vector<mail::Mailbox>, http::Response> mailboxes(
+    const std::vector<std::string>& in) {
+    std::vector<mail::Mailbox> out;
+    for (const auto& s : in) {
+        auto m = mail::parse_mailbox(s);
+        if (auto* bad = std::get_if<mail::BadAddress>(&m))
+            return http::error_response(400, "INVALID_EMAIL", bad->reason);
+        out.push_back(std::get<mail::Mailbox>(std::move(m)));
+    }
+    return out;
+}
+
+std::optional<std::string> optional_string(const json::object& o, std::string_view field,
+                                           std::string& error) {
+    const auto* v = o.if_contains(field);
+    if (!v || v->is_null()) return std::nullopt;
+    if (!v->is_string()) {
+        error = std::string(field) + " must be a string";
+        return std::nullopt;
+    }
+    return std::string(v->as_string());
+}
+
+}  // namespace
+
+std::variant<std::optional<std::string>, http::Response> idempotency_key_of(
+    const json::value& body) {
+    if (!body.is_object()) return validation("body must be a JSON object");
+    const auto* v = body.as_object().if_contains("idempotencyKey");
+    if (!v || v->is_null()) return std::optional<std::string>{};
+    if (!v->is_string() || v->as_string().empty() || v->as_string().size() > kMaxIdempotencyKey)
+        return validation("idempotencyKey must be a string of 1 to 256 characters");
+    return std::optional<std::string>(std::string(v->as_string()));
+}
+
+std::variant<SendRequest, http::Response> parse_send_request(const json::value& body,
+                                                             const SendLimits& limits) {
+    if (!body.is_object()) return validation("body must be a JSON object");
+    const auto& o = body.as_object();
+    static constexpr std::array<std::string_view, 12> kFields = {
+        "from", "to",       "subject", "html",        "text",           "cc",
+        "bcc",  "reply_to", "headers", "attachments", "idempotencyKey", "tracking"};
+    for (const auto& [k, v] : o) {
+        if (std::find(kFields.begin(), kFields.end(), std::string_view(k)) == kFields.end())
+            return validation("unknown field '" + std::string(k) + "'");
+    }
+    SendRequest r;
+    auto& m = r.message;
+
+    // from
+    const auto* from = o.if_contains("from");
+    if (!from || !from->is_string()) return validation("from is required and must be a string");
+    auto parsed_from = mailboxes({std::string(from->as_string())});
+    if (auto* e = std::get_if<http::Response>(&parsed_from)) return std::move(*e);
+    m.from = std::get<0>(parsed_from).front();
+
+    // recipients
+    auto fetch = [&](std::string_view field, bool required,
+                     std::vector<mail::Mailbox>& out) -> std::optional<http::Response> {
+        auto list = string_list(o, field, required);
+        if (auto* e = std::get_if<http::Response>(&list)) return std::move(*e);
+        auto boxes = mailboxes(std::get<0>(list));
+        if (auto* e = std::get_if<http::Response>(&boxes)) return std::move(*e);
+        out = std::get<0>(std::move(boxes));
+        return std::nullopt;
+    };
+    if (auto e = fetch("to", true, m.to)) return std::move(*e);
+    if (auto e = fetch("cc", false, m.cc)) return std::move(*e);
+    if (auto e = fetch("bcc", false, r.bcc)) return std::move(*e);
+    if (auto e = fetch("reply_to", false, m.reply_to)) return std::move(*e);
+    const auto total = m.to.size() + m.cc.size() + r.bcc.size();
+    if (total > static_cast<std::size_t>(limits.max_recipients))
+        return http::error_response(400, "TOO_MANY_RECIPIENTS",
+                                    "to, cc and bcc hold " + std::to_string(total) +
+                                        " recipients; the limit is " +
+                                        std::to_string(limits.max_recipients));
+
+    // subject and bodies
+    const auto* subject = o.if_contains("subject");
+    if (!subject || !subject->is_string())
+        return validation("subject is required and must be a string");
+    m.subject = std::string(subject->as_string());
+    if (m.subject.empty()) return validation("subject must not be empty");
+    if (utf8_chars(m.subject) > kMaxSubjectChars)
+        return validation("subject is longer than 255 characters");
+    if (has_crlf(m.subject)) return validation("subject must not contain line breaks");
+    std::string error;
+    m.html = optional_string(o, "html", error);
+    if (!error.empty()) return validation(error);
+    m.text = optional_string(o, "text", error);
+    if (!error.empty()) return validation(error);
+    if ((!m.html || m.html->empty()) && (!m.text || m.text->empty()))
+        return validation("html or text is required");
+    if (m.html && m.html->empty()) m.html.reset();
+    if (m.text && m.text->empty()) m.text.reset();
+
+    // custom headers
+    if (const auto* h = o.if_contains("headers"); h && !h->is_null()) {
+        if (!h->is_object()) return validation("headers must be an object of strings");
+        for (const auto& [name, value] : h->as_object()) {
+            if (!valid_header_name(name))
+                return validation("headers: '" + std::string(name) + "' is not a header name");
+            if (owned_header(name))
+                return validation("headers: " + std::string(name) +
+                                  " is set by the service and cannot be given");
+            if (!value.is_string())
+                return validation("headers: the value of " + std::string(name) +
+                                  " must be a string");
+            if (value.as_string().find_first_of(std::string_view("\r\n\0", 3)) !=
+                json::string::npos)
+                return validation("headers: the value of " + std::string(name) +
+                                  " must not contain line breaks");
+            m.headers.emplace_back(std::string(name), std::string(value.as_string()));
+        }
+    }
+
+    // attachments
+    if (const auto* a = o.if_contains("attachments"); a && !a->is_null()) {
+        if (!a->is_array()) return validation("attachments must be an array");
+        std::int64_t total_bytes = 0;
+        std::size_t i = 0;
+        for (const auto& el : a->as_array()) {
+            const auto where = "attachments[" + std::to_string(i++) + "]";
+            if (!el.is_object()) return validation(where + " must be an object");
+            const auto& ao = el.as_object();
+            for (const auto& [k, v] : ao)
+                if (k != "filename" && k != "content" && k != "content_type" && k != "cid")
+                    return validation(where + ": unknown field '" + std::string(k) + "'");
+            mail::Attachment att;
+            const auto* content = ao.if_contains("content");
+            if (!content || !content->is_string())
+                return validation(where + ".content is required (base64)");
+            auto decoded = crypto::base64_decode(content->as_string());
+            if (!decoded) return validation(where + ".content is not valid base64");
+            att.content = std::move(*decoded);
+            total_bytes += static_cast<std::int64_t>(att.content.size());
+            auto fname = optional_string(ao, "filename", error);
+            auto ctype = optional_string(ao, "content_type", error);
+            auto cid = optional_string(ao, "cid", error);
+            if (!error.empty()) return validation(where + "." + error);
+            att.filename = fname.value_or("");
+            att.content_type = ctype.value_or("");
+            att.content_id = cid.value_or("");
+            for (const auto* s : {&att.filename, &att.content_type, &att.content_id})
+                if (s->find_first_of(std::string_view("\r\n\0\"", 4)) != std::string::npos)
+                    return validation(where + ": names must not contain line breaks or quotes");
+            if (!att.content_type.empty() &&
+                (att.content_type.find('/') == std::string::npos ||
+                 att.content_type.find_first_of(" ;") != std::string::npos))
+                return validation(where + ".content_type must be a MIME type such as image/png");
+            m.attachments.push_back(std::move(att));
+        }
+        if (total_bytes > limits.max_attachment_bytes)
+            return http::error_response(413, "PAYLOAD_TOO_LARGE",
+                                        "attachments hold " + std::to_string(total_bytes) +
+                                            " bytes; the limit is " +
+                                            std::to_string(limits.max_attachment_bytes));
+    }
+
+    // tracking
+    if (const auto* t = o.if_contains("tracking"); t && !t->is_null()) {
+        if (!t->is_object()) return validation("tracking must be an object");
+        for (const auto& [k, v] : t->as_object()) {
+            if (k != "open" && k != "click")
+                return validation("tracking: unknown field '" + std::string(k) + "'");
+            if (!v.is_bool())
+                return validation("tracking." + std::string(k) + " must be true or false");
+            (k == "open" ? r.track_opens : r.track_clicks) = v.as_bool();
+        }
+    }
+
+    auto key = idempotency_key_of(body);
+    if (auto* e = std::get_if<http::Response>(&key)) return std::move(*e);
+    r.idempotency_key = std::get<0>(std::move(key));
+    return r;
+}
+
+}  // namespace posthorn::api

@@ -1,0 +1,118 @@
+#include "mail/message.hpp"
+
+#include <mutex>
+
+#include "mail/detail/gmime.hpp"
+
+namespace posthorn::mail {
+
+using detail::GObj;
+
+namespace {
+
+GObj<GMimeObject> text_part(const char* subtype, const std::string& content) {
+    GObj<GMimeTextPart> part(g_mime_text_part_new_with_subtype(subtype));
+    g_mime_text_part_set_text(part.get(), content.c_str());  // sets charset (us-ascii/utf-8)
+    auto* p = GMIME_PART(part.get());
+    g_mime_part_set_content_encoding(
+        p, g_mime_part_get_best_content_encoding(p, GMIME_ENCODING_CONSTRAINT_7BIT));
+    return GObj<GMimeObject>(GMIME_OBJECT(part.release()));
+}
+
+GObj<GMimeObject> attachment_part(const Attachment& a) {
+    std::string type = a.content_type.empty() ? "application/octet-stream" : a.content_type;
+    const auto slash = type.find('/');
+    const std::string major = type.substr(0, slash);
+    const std::string minor = slash == std::string::npos ? "octet-stream" : type.substr(slash + 1);
+    GObj<GMimePart> part(g_mime_part_new_with_type(major.c_str(), minor.c_str()));
+    GObj<GMimeStream> stream(g_mime_stream_mem_new_with_buffer(a.content.data(), a.content.size()));
+    GObj<GMimeDataWrapper> wrapper(
+        g_mime_data_wrapper_new_with_stream(stream.get(), GMIME_CONTENT_ENCODING_DEFAULT));
+    g_mime_part_set_content(part.get(), wrapper.get());
+    g_mime_part_set_content_encoding(part.get(), GMIME_CONTENT_ENCODING_BASE64);
+    if (!a.content_id.empty()) {
+        g_mime_object_set_disposition(GMIME_OBJECT(part.get()), GMIME_DISPOSITION_INLINE);
+        g_mime_part_set_content_id(part.get(), a.content_id.c_str());
+        if (!a.filename.empty()) g_mime_part_set_filename(part.get(), a.filename.c_str());
+        g_mime_object_set_disposition(GMIME_OBJECT(part.get()), GMIME_DISPOSITION_INLINE);
+    } else {
+        g_mime_part_set_filename(part.get(),
+                                 a.filename.empty() ? "attachment" : a.filename.c_str());
+    }
+    return GObj<GMimeObject>(GMIME_OBJECT(part.release()));
+}
+
+GObj<GMimeObject> multipart(const char* subtype, std::vector<GObj<GMimeObject>> parts) {
+    GObj<GMimeMultipart> mp(g_mime_multipart_new_with_subtype(subtype));
+    for (auto& p : parts) g_mime_multipart_add(mp.get(), p.get());  // adds its own reference
+    return GObj<GMimeObject>(GMIME_OBJECT(mp.release()));
+}
+
+void add_mailboxes(GMimeMessage* msg, GMimeAddressType type, const std::vector<Mailbox>& list) {
+    for (const auto& m : list)
+        g_mime_message_add_mailbox(msg, type, m.name.empty() ? nullptr : m.name.c_str(),
+                                   m.address().c_str());
+}
+
+}  // namespace
+
+void init() {
+    static std::once_flag once;
+    std::call_once(once, [] { g_mime_init(); });
+}
+
+std::string build_message(const MessageSpec& spec) {
+    std::vector<GObj<GMimeObject>> inline_parts, files;
+    for (const auto& a : spec.attachments)
+        (a.content_id.empty() || !spec.html ? files : inline_parts).push_back(attachment_part(a));
+
+    // The HTML, wrapped in multipart/related with its inline images (RFC 2387).
+    GObj<GMimeObject> html;
+    if (spec.html) {
+        html = text_part("html", *spec.html);
+        if (!inline_parts.empty()) {
+            inline_parts.insert(inline_parts.begin(), std::move(html));
+            html = multipart("related", std::move(inline_parts));
+            g_mime_object_set_content_type_parameter(html.get(), "type", "text/html");
+        }
+    }
+    GObj<GMimeObject> body;
+    if (spec.text && html) {
+        std::vector<GObj<GMimeObject>> alt;
+        alt.push_back(text_part("plain", *spec.text));
+        alt.push_back(std::move(html));
+        body = multipart("alternative", std::move(alt));
+    } else if (html) {
+        body = std::move(html);
+    } else {
+        body = text_part("plain", spec.text.value_or(""));
+    }
+    if (!files.empty()) {
+        files.insert(files.begin(), std::move(body));
+        body = multipart("mixed", std::move(files));
+    }
+
+    GObj<GMimeMessage> msg(g_mime_message_new(TRUE));
+    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_FROM, {spec.from});
+    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_TO, spec.to);
+    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_CC, spec.cc);
+    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_REPLY_TO, spec.reply_to);
+    g_mime_message_set_subject(msg.get(), spec.subject.c_str(), "utf-8");
+    GDateTime* date = g_date_time_new_from_unix_utc(spec.date / 1000);
+    g_mime_message_set_date(msg.get(), date);
+    g_date_time_unref(date);
+    g_mime_message_set_message_id(msg.get(), spec.message_id.c_str());
+    for (const auto& [name, value] : spec.headers)
+        g_mime_object_append_header(GMIME_OBJECT(msg.get()), name.c_str(), value.c_str(), "utf-8");
+    g_mime_message_set_mime_part(msg.get(), body.get());
+
+    GMimeFormatOptions* options = g_mime_format_options_new();
+    g_mime_format_options_set_newline_format(options, GMIME_NEWLINE_FORMAT_DOS);
+    char* text = g_mime_object_to_string(GMIME_OBJECT(msg.get()), options);
+    g_mime_format_options_free(options);
+    std::string out(text);
+    g_free(text);
+    return out;
+}
+
+}  // namespace posthorn::mail

@@ -1,0 +1,69 @@
+#include "mail/message.hpp"
+
+#include <gtest/gtest.h>
+
+namespace posthorn::mail {
+namespace {
+
+Mailbox mb(std::string_view s) { return std::get<Mailbox>(parse_mailbox(s)); }
+
+MessageSpec base() {
+    init();
+    MessageSpec s;
+    s.from = mb("Sender <s@example.com>");
+    s.to = {mb("a@example.net"), mb("Bé <b@example.net>")};
+    s.subject = "Hello";
+    s.message_id = "em_1@mx.example.com";
+    s.date = 1795255200000;
+    return s;
+}
+
+TEST(BuildMessage, TextOnlyIsOnePart) {
+    auto s = base();
+    s.text = "plain body";
+    const auto m = build_message(s);
+    EXPECT_NE(m.find("Content-Type: text/plain"), std::string::npos) << m;
+    EXPECT_EQ(m.find("multipart"), std::string::npos);
+    EXPECT_NE(m.find("Message-Id: <em_1@mx.example.com>"), std::string::npos) << m;
+    EXPECT_NE(m.find("MIME-Version: 1.0"), std::string::npos);
+    EXPECT_NE(m.find("Date: "), std::string::npos);
+    // Every line ends in CRLF.
+    for (std::size_t i = m.find('\n'); i != std::string::npos; i = m.find('\n', i + 1))
+        ASSERT_EQ(m[i - 1], '\r') << "bare LF at " << i;
+}
+
+TEST(BuildMessage, StructureForTextHtmlInlineAndFiles) {
+    auto s = base();
+    s.text = "plain";
+    s.html = "<p>hi <img src=\"cid:logo\"></p>";
+    s.attachments = {{"logo.png", "\x89PNG", "image/png", "logo"},
+                     {"report.pdf", "%PDF-1.4", "application/pdf", ""}};
+    const auto m = build_message(s);
+    const auto mixed = m.find("multipart/mixed");
+    const auto alt = m.find("multipart/alternative");
+    const auto rel = m.find("multipart/related");
+    ASSERT_NE(mixed, std::string::npos) << m;
+    ASSERT_NE(alt, std::string::npos);
+    ASSERT_NE(rel, std::string::npos);
+    EXPECT_LT(mixed, alt);
+    EXPECT_LT(alt, rel);
+    EXPECT_NE(m.find("Content-Id: <logo>"), std::string::npos) << m;
+    EXPECT_NE(m.find("filename=report.pdf"), std::string::npos);
+}
+
+TEST(BuildMessage, EncodesNonAsciiAndNeverWritesBcc) {
+    auto s = base();
+    s.subject = "Grüße aus Köln";
+    s.text = "Ünïcödé body that is long enough to need some encoding, with non-ASCII letters";
+    s.headers = {{"X-Campaign", "spring"}};
+    const auto m = build_message(s);
+    EXPECT_EQ(m.find("Grüße"), std::string::npos) << "subject must be RFC 2047 encoded";
+    EXPECT_NE(m.find("Subject: =?"), std::string::npos) << m;
+    EXPECT_EQ(m.find("Bcc"), std::string::npos);
+    EXPECT_NE(m.find("X-Campaign: spring"), std::string::npos);
+    EXPECT_NE(m.find("quoted-printable"), std::string::npos) << m;
+    for (unsigned char c : m) ASSERT_LT(c, 0x80) << "the message is 7-bit clean";
+}
+
+}  // namespace
+}  // namespace posthorn::mail

@@ -1,0 +1,314 @@
+// SqliteStore: emails, their envelopes and recipients, raw messages and idempotency keys.
+#include "store/sqlite/detail/impl.hpp"
+
+namespace posthorn::store::sqlite {
+namespace {
+
+constexpr const char* kEmailColumns =
+    "e.id, e.account_id, COALESCE(e.domain_id, ''), e.status, e.from_email, "
+    "COALESCE(e.from_name, ''), e.to_display, e.subject, e.message_id, e.return_token, "
+    "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
+    "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, "
+    "COALESCE((SELECT v.id FROM envelopes v WHERE v.email_id = e.id), '')";
+
+Email read_email(const Stmt& s) {
+    return Email{.id = s.text(0),
+                 .account_id = s.text(1),
+                 .domain_id = s.text(2),
+                 .envelope_id = s.text(21),
+                 .status = s.text(3),
+                 .from_email = s.text(4),
+                 .from_name = s.text(5),
+                 .to_display = s.text(6),
+                 .subject = s.text(7),
+                 .message_id = s.text(8),
+                 .return_token = s.text(9),
+                 .track_opens = s.int64(10) != 0,
+                 .track_clicks = s.int64(11) != 0,
+                 .source = s.text(12),
+                 .size_bytes = s.int64(13),
+                 .created_at = s.int64(14),
+                 .queued_at = s.int64(15),
+                 .sent_at = s.opt_int64(16),
+                 .delivered_at = s.opt_int64(17),
+                 .failed_at = s.opt_int64(18),
+                 .opened_at = s.opt_int64(19),
+                 .clicked_at = s.opt_int64(20)};
+}
+
+// LIKE pattern for a case-insensitive substring, with % _ and \ escaped.
+std::string like_pattern(const std::string& needle) {
+    std::string out = "%";
+    for (char c : needle) {
+        if (c == '%' || c == '_' || c == '\\') out.push_back('\\');
+        out.push_back(c);
+    }
+    return out + "%";
+}
+
+Result<std::optional<StoredResponse>> idempotent(Db& db, const std::string& account_id,
+                                                 const std::string& key, UnixMs now) {
+    auto s = db.prepare(
+        "SELECT response_status, response_body FROM idempotency_keys "
+        "WHERE account_id = ?1 AND key = ?2 AND expires_at > ?3");
+    if (!s) return s.error();
+    s->bind(1, account_id).bind(2, key).bind(3, now);
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) return std::optional<StoredResponse>{};
+    return std::optional<StoredResponse>(
+        StoredResponse{.status = static_cast<int>(s->int64(0)), .body = s->text(1)});
+}
+
+Result<void> insert_email(Db& db, const NewEmail& n) {
+    const auto& e = n.email;
+    auto s = db.prepare(
+        "INSERT INTO emails (id, account_id, domain_id, status, from_email, from_name, "
+        "to_display, subject, message_id, return_token, track_opens, track_clicks, source, "
+        "size_bytes, created_at, queued_at, updated_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15)");
+    if (!s) return s.error();
+    auto r = s->bind(1, e.id)
+                 .bind(2, e.account_id)
+                 .bind(3, e.domain_id)
+                 .bind(4, e.status)
+                 .bind(5, e.from_email)
+                 .bind(6, e.from_name.empty() ? std::optional<std::string>{} : e.from_name)
+                 .bind(7, e.to_display)
+                 .bind(8, e.subject)
+                 .bind(9, e.message_id)
+                 .bind(10, e.return_token)
+                 .bind(11, e.track_opens ? 1 : 0)
+                 .bind(12, e.track_clicks ? 1 : 0)
+                 .bind(13, e.source)
+                 .bind(14, e.size_bytes)
+                 .bind(15, e.created_at)
+                 .bind(16, e.queued_at)
+                 .run();
+    if (!r) return r;
+    auto body = db.prepare("INSERT INTO email_bodies (email_id, raw) VALUES (?1, ?2)");
+    if (!body) return body.error();
+    if (auto br = body->bind(1, e.id).bind_blob(2, n.raw).run(); !br) return br;
+    const auto& v = n.envelope;
+    auto env = db.prepare(
+        "INSERT INTO envelopes (id, account_id, email_id, subject, from_email, from_name, "
+        "total_recipients, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    if (!env) return env.error();
+    auto er = env->bind(1, v.id)
+                  .bind(2, v.account_id)
+                  .bind(3, v.email_id)
+                  .bind(4, v.subject)
+                  .bind(5, v.from_email)
+                  .bind(6, v.from_name.empty() ? std::optional<std::string>{} : v.from_name)
+                  .bind(7, v.total_recipients)
+                  .bind(8, v.created_at)
+                  .run();
+    if (!er) return er;
+    for (const auto& rc : n.recipients) {
+        auto rs = db.prepare(
+            "INSERT INTO recipients (email_id, account_id, address, domain, type, status, "
+            "next_attempt_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+        if (!rs) return rs.error();
+        auto rr = rs->bind(1, e.id)
+                      .bind(2, e.account_id)
+                      .bind(3, rc.address)
+                      .bind(4, rc.domain)
+                      .bind(5, rc.type)
+                      .bind(6, rc.status)
+                      .bind(7, rc.next_attempt_at)
+                      .bind(8, e.created_at)
+                      .run();
+        if (!rr) return rr;
+    }
+    if (n.idempotency_key) {
+        auto ik = db.prepare(
+            "INSERT INTO idempotency_keys (account_id, key, email_id, response_status, "
+            "response_body, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+        if (!ik) return ik.error();
+        auto ir = ik->bind(1, e.account_id)
+                      .bind(2, *n.idempotency_key)
+                      .bind(3, e.id)
+                      .bind(4, n.response.status)
+                      .bind(5, n.response.body)
+                      .bind(6, e.created_at)
+                      .bind(7, n.idempotency_expires_at)
+                      .run();
+        if (!ir) return ir;
+    }
+    return {};
+}
+
+// WHERE and ORDER BY of a search over a list; `table` is "e" (emails) or "v" (envelopes).
+struct Filter {
+    std::string where;
+    std::string order;
+};
+
+Filter search_filter(const SearchQuery& q, bool emails) {
+    Filter f;
+    const std::string t = emails ? "e." : "v.";
+    f.where = " WHERE " + t + "account_id = ?1";
+    if (q.start) f.where += " AND " + t + "created_at >= ?2";
+    if (q.end) f.where += " AND " + t + "created_at <= ?3";
+    if (q.search) {
+        if (emails)
+            f.where +=
+                " AND (e.subject LIKE ?4 ESCAPE '\\' OR EXISTS (SELECT 1 FROM recipients r "
+                "WHERE r.email_id = e.id AND r.address LIKE ?4 ESCAPE '\\'))";
+        else
+            f.where +=
+                " AND (v.subject LIKE ?4 ESCAPE '\\' OR v.from_email LIKE ?4 ESCAPE '\\' OR "
+                "COALESCE(v.from_name, '') LIKE ?4 ESCAPE '\\' OR v.id LIKE ?4 ESCAPE '\\')";
+    }
+    std::string column = "created_at";
+    if (q.sort_by == "to_email" && emails) column = "to_display";
+    if (q.sort_by == "subject" && !emails) column = "subject";
+    if (q.sort_by == "from_email" && !emails) column = "from_email";
+    const char* dir = q.order == SortOrder::asc ? " ASC" : " DESC";
+    f.order = " ORDER BY " + t + column + dir + ", " + t + "id" + dir;
+    return f;
+}
+
+void bind_filter(Stmt& s, const SearchQuery& q) {
+    s.bind(1, q.account_id);
+    if (q.start) s.bind(2, *q.start);
+    if (q.end) s.bind(3, *q.end);
+    if (q.search) s.bind(4, like_pattern(*q.search));
+}
+
+template <class T, class Read>
+Result<Page<T>> search(Db& db, const SearchQuery& q, const std::string& select,
+                       const std::string& from, bool emails, Read read) {
+    const auto f = search_filter(q, emails);
+    Page<T> page;
+    {
+        auto c = db.prepare("SELECT COUNT(*) " + from + f.where);
+        if (!c) return c.error();
+        bind_filter(*c, q);
+        auto row = c->step();
+        if (!row) return row.error();
+        page.total = c->int64(0);
+    }
+    auto s = db.prepare(select + " " + from + f.where + f.order + " LIMIT ?5 OFFSET ?6");
+    if (!s) return s.error();
+    bind_filter(*s, q);
+    s->bind(5, q.limit).bind(6, (q.page - 1) * q.limit);
+    for (;;) {
+        auto row = s->step();
+        if (!row) return row.error();
+        if (!*row) return page;
+        page.items.push_back(read(*s));
+    }
+}
+
+}  // namespace
+
+asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email(NewEmail n) {
+    return impl_->writer.write<std::optional<StoredResponse>>(
+        [n = std::move(n)](Db& db) -> Result<std::optional<StoredResponse>> {
+            // The check and the insert share the writer's transaction, so of ten requests
+            // with one key, exactly one inserts and nine replay its answer.
+            if (n.idempotency_key) {
+                auto del = db.prepare(
+                    "DELETE FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND "
+                    "expires_at <= ?3");
+                if (!del) return del.error();
+                auto dr = del->bind(1, n.email.account_id)
+                              .bind(2, *n.idempotency_key)
+                              .bind(3, n.email.created_at)
+                              .run();
+                if (!dr) return dr.error();
+                auto seen =
+                    idempotent(db, n.email.account_id, *n.idempotency_key, n.email.created_at);
+                if (!seen) return seen.error();
+                if (*seen) return seen;
+            }
+            if (auto r = insert_email(db, n); !r) return r.error();
+            return std::optional<StoredResponse>{};
+        });
+}
+
+asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::find_idempotent(
+    std::string account_id, std::string key, UnixMs now) {
+    return impl_->read([account_id = std::move(account_id), key = std::move(key), now](Db& db) {
+        return idempotent(db, account_id, key, now);
+    });
+}
+
+asio::awaitable<Result<Email>> SqliteStore::find_email(std::string account_id, std::string id) {
+    return impl_->read(
+        [account_id = std::move(account_id), id = std::move(id)](Db& db) -> Result<Email> {
+            auto s = db.prepare(std::string("SELECT ") + kEmailColumns +
+                                " FROM emails e WHERE e.account_id = ?1 AND e.id = ?2");
+            if (!s) return s.error();
+            s->bind(1, account_id).bind(2, id);
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) return errc::not_found;
+            Email e = read_email(*s);
+            auto r = db.prepare(
+                "SELECT address, domain, type, status, attempts, next_attempt_at, last_response "
+                "FROM recipients WHERE email_id = ?1 ORDER BY id");
+            if (!r) return r.error();
+            r->bind(1, id);
+            for (;;) {
+                auto rrow = r->step();
+                if (!rrow) return rrow.error();
+                if (!*rrow) break;
+                e.recipients.push_back(Recipient{
+                    .address = r->text(0),
+                    .domain = r->text(1),
+                    .type = r->text(2),
+                    .status = r->text(3),
+                    .attempts = static_cast<int>(r->int64(4)),
+                    .next_attempt_at = r->opt_int64(5),
+                    .last_response =
+                        r->is_null(6) ? std::nullopt : std::optional<std::string>(r->text(6))});
+            }
+            return e;
+        });
+}
+
+asio::awaitable<Result<std::string>> SqliteStore::email_raw(std::string account_id,
+                                                            std::string id) {
+    return impl_->read(
+        [account_id = std::move(account_id), id = std::move(id)](Db& db) -> Result<std::string> {
+            auto s = db.prepare(
+                "SELECT b.raw FROM email_bodies b JOIN emails e ON e.id = b.email_id "
+                "WHERE e.account_id = ?1 AND e.id = ?2");
+            if (!s) return s.error();
+            s->bind(1, account_id).bind(2, id);
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) return errc::not_found;
+            return s->text(0);
+        });
+}
+
+asio::awaitable<Result<Page<Email>>> SqliteStore::list_emails(SearchQuery q) {
+    return impl_->read([q = std::move(q)](Db& db) {
+        return search<Email>(db, q, std::string("SELECT ") + kEmailColumns, "FROM emails e", true,
+                             read_email);
+    });
+}
+
+asio::awaitable<Result<Page<Envelope>>> SqliteStore::list_envelopes(SearchQuery q) {
+    return impl_->read([q = std::move(q)](Db& db) {
+        return search<Envelope>(db, q,
+                                "SELECT v.id, v.account_id, v.email_id, v.subject, v.from_email, "
+                                "COALESCE(v.from_name, ''), v.total_recipients, v.created_at",
+                                "FROM envelopes v", false, [](const Stmt& s) {
+                                    return Envelope{
+                                        .id = s.text(0),
+                                        .account_id = s.text(1),
+                                        .email_id = s.text(2),
+                                        .subject = s.text(3),
+                                        .from_email = s.text(4),
+                                        .from_name = s.text(5),
+                                        .total_recipients = static_cast<int>(s.int64(6)),
+                                        .created_at = s.int64(7)};
+                                });
+    });
+}
+
+}  // namespace posthorn::store::sqlite
