@@ -134,7 +134,7 @@ bool spf_includes(std::string_view spf, const std::string& include) {
     std::string text = lower(std::string(spf));
     std::size_t pos = 0;
     while (pos < text.size()) {
-        const auto end = text.find(' ', pos);
+        const auto end = text.find_first_of(" \t", pos);
         auto term = text.substr(pos, end - pos);
         if (!term.empty() && (term.front() == '+')) term.erase(0, 1);
         if (term == want || term == want + ".") return true;
@@ -176,8 +176,10 @@ asio::awaitable<Lookup> check_txt(dns::Resolver& dns, std::string host, std::str
     for (auto& t : *r) {
         if (kind == "spf" && starts_with_ci(t, "v=spf1")) {
             l.found.emplace_back(t);
-            if (l.check != Check::verified)
-                l.check = spf_includes(t, spf_include) ? Check::verified : Check::mismatch;
+            // RFC 7208 §4.5: two SPF records are a permanent error, whatever they say.
+            l.check = l.found.size() > 1             ? Check::mismatch
+                      : spf_includes(t, spf_include) ? Check::verified
+                                                     : Check::mismatch;
         } else if (kind == "dmarc" && starts_with_ci(t, "v=dmarc1")) {
             l.found.emplace_back(t);
             l.check = Check::verified;
@@ -224,26 +226,29 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
     };
     // Arguments of a co_await'ed call are named values, never prvalues: GCC 12 destroys a
     // prvalue argument of a call inside co_await twice (see Writer::write).
+    // After a failed lookup the outcome is known (nothing changes), so the rest is skipped:
+    // a dead resolver costs one lookup's timeout, not five.
     for (auto& v : records["dkim"].as_array()) {
+        if (!errors.empty()) break;
         auto& rec = v.as_object();
         std::string host(rec["host"].as_string()), want(rec["value"].as_string());
         const auto l = co_await check_cname(dns, std::move(host), std::move(want));
         tally(rec, l, true);
     }
-    {
+    if (errors.empty()) {
         auto& spf = records["spf"].as_object();
         std::string host(spf["host"].as_string()), kind("spf"), include(policy.spf_include);
         const auto l =
             co_await check_txt(dns, std::move(host), std::move(kind), std::move(include));
         tally(spf, l, true);
     }
-    {
+    if (errors.empty()) {
         auto& dmarc = records["dmarc"].as_object();
         std::string host(dmarc["host"].as_string()), kind("dmarc"), none;
         const auto l = co_await check_txt(dns, std::move(host), std::move(kind), std::move(none));
         tally(dmarc, l, true);
     }
-    {
+    if (errors.empty()) {
         auto& inbound = records["inbound"].as_object();
         std::string host(inbound["host"].as_string()), want(inbound["value"].as_string());
         const auto l = co_await check_mx(dns, std::move(host), std::move(want));
@@ -256,6 +261,13 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
         // changes; the caller reports the error.
         std::string msg;
         for (const auto& e : errors) msg += (msg.empty() ? "" : "; ") + e;
+        if (background) {
+            // Try again a re-check interval later rather than on every pass of the job,
+            // so that domains whose DNS is broken do not crowd out the others.
+            const auto next = now + policy.pending_recheck.count();
+            if (auto r = co_await deps.store.postpone_domain_check(d.account_id, d.id, next); !r)
+                co_return r.error();
+        }
         d.records_json = json::serialize(records);
         co_return VerifyResult{.domain = std::move(d), .dns_error = std::move(msg)};
     }

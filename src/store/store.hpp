@@ -63,6 +63,10 @@ class DomainStore {
     // Writes a verification outcome (and its event, if any). The first check also sets
     // first_verify_at; reaching VERIFIED sets verified_at.
     virtual asio::awaitable<Result<void>> record_domain_check(DomainCheck check) = 0;
+    // Moves the next background check of a domain, changing nothing else.
+    virtual asio::awaitable<Result<void>> postpone_domain_check(std::string account_id,
+                                                                std::string domain_id,
+                                                                UnixMs next_check_at) = 0;
     // PENDING and VERIFIED domains whose next_check_at has come, oldest first.
     virtual asio::awaitable<Result<std::vector<Domain>>> domains_due(UnixMs now, int limit) = 0;
     virtual asio::awaitable<Result<std::vector<DkimKey>>> dkim_keys(std::string domain_id) = 0;

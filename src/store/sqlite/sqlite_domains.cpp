@@ -198,6 +198,19 @@ asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
     });
 }
 
+asio::awaitable<Result<void>> SqliteStore::postpone_domain_check(std::string account_id,
+                                                                 std::string domain_id,
+                                                                 UnixMs next_check_at) {
+    return impl_->writer.write<void>([account_id = std::move(account_id),
+                                      domain_id = std::move(domain_id),
+                                      next_check_at](Db& db) -> Result<void> {
+        auto s =
+            db.prepare("UPDATE domains SET next_check_at = ?3 WHERE account_id = ?1 AND id = ?2");
+        if (!s) return s.error();
+        return s->bind(1, account_id).bind(2, domain_id).bind(3, next_check_at).run();
+    });
+}
+
 asio::awaitable<Result<std::vector<Domain>>> SqliteStore::domains_due(UnixMs now, int limit) {
     return impl_->read([now, limit](Db& db) -> Result<std::vector<Domain>> {
         auto s =

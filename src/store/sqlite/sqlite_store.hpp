@@ -46,6 +46,9 @@ class SqliteStore final : public Store {
                                                          DomainSettings settings,
                                                          UnixMs now) override;
     asio::awaitable<Result<void>> record_domain_check(DomainCheck check) override;
+    asio::awaitable<Result<void>> postpone_domain_check(std::string account_id,
+                                                        std::string domain_id,
+                                                        UnixMs next_check_at) override;
     asio::awaitable<Result<std::vector<Domain>>> domains_due(UnixMs now, int limit) override;
     asio::awaitable<Result<std::vector<DkimKey>>> dkim_keys(std::string domain_id) override;
     asio::awaitable<Result<std::vector<DkimZoneEntry>>> dkim_zone() override;
