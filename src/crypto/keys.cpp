@@ -124,6 +124,25 @@ Result<std::string> public_spki_b64_of(std::string_view private_pem) {
     return spki_b64(key.get());
 }
 
+Result<std::string> rsa_sha256_sign(std::string_view private_pem, std::string_view data) {
+    Bio bio(BIO_new_mem_buf(private_pem.data(), static_cast<int>(private_pem.size())));
+    if (!bio) return errc::openssl;
+    EvpPkey key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+    if (!key) return errc::bad_encoding;
+    using MdCtx = CPtr<EVP_MD_CTX, EVP_MD_CTX_free>;
+    MdCtx ctx(EVP_MD_CTX_new());
+    std::size_t len = 0;
+    if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1 ||
+        EVP_DigestSign(ctx.get(), nullptr, &len, u8(data), data.size()) != 1)
+        return errc::openssl;
+    std::string sig(len, '\0');
+    if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &len, u8(data),
+                       data.size()) != 1)
+        return errc::openssl;
+    sig.resize(len);
+    return sig;
+}
+
 std::string seal(std::string_view master_key, std::string_view plaintext,
                  std::string_view context) {
     std::string out(kNonce + plaintext.size() + kTag, '\0');

@@ -27,6 +27,9 @@ Result<RsaKeyPair> generate_rsa(int bits);
 // The p= of a private key's public half, to check that a stored key matches its TXT record.
 Result<std::string> public_spki_b64_of(std::string_view private_pem);
 
+// RSASSA-PKCS1-v1_5 with SHA-256 over `data` (DKIM's rsa-sha256, RFC 6376 §3.3.1).
+Result<std::string> rsa_sha256_sign(std::string_view private_pem, std::string_view data);
+
 // AES-256-GCM. The sealed form is nonce (12) || ciphertext || tag (16). `context` is
 // authenticated, not encrypted: a sealed value only opens under the same context.
 inline constexpr std::size_t kMasterKeyBytes = 32;

@@ -1,0 +1,153 @@
+#include "mail/dkim.hpp"
+
+#include <array>
+#include <vector>
+
+#include "crypto/hash.hpp"
+#include "crypto/keys.hpp"
+
+namespace posthorn::mail {
+namespace {
+
+// DESIGN §7 / the issue: h= covers these when present.
+constexpr std::array<std::string_view, 9> kSigned = {"from",     "to",           "cc",
+                                                     "subject",  "date",         "message-id",
+                                                     "reply-to", "mime-version", "content-type"};
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+bool is_wsp(char c) { return c == ' ' || c == '\t'; }
+
+struct Header {
+    std::string name;   // as written
+    std::string value;  // after the colon, unfolded lines kept (with CRLF)
+};
+
+// Splits the header block from the body at the first empty line.
+void split_message(std::string_view msg, std::vector<Header>& headers, std::string_view& body) {
+    std::size_t pos = 0;
+    while (pos < msg.size()) {
+        const auto eol = msg.find("\r\n", pos);
+        const auto line_end = eol == std::string_view::npos ? msg.size() : eol;
+        if (line_end == pos) {  // empty line: the body follows
+            body = msg.substr(std::min(msg.size(), pos + 2));
+            return;
+        }
+        const auto line = msg.substr(pos, line_end - pos);
+        if (is_wsp(line.front()) && !headers.empty()) {
+            headers.back().value += "\r\n";
+            headers.back().value += line;
+        } else {
+            const auto colon = line.find(':');
+            if (colon != std::string_view::npos)
+                headers.push_back(
+                    {std::string(line.substr(0, colon)), std::string(line.substr(colon + 1))});
+        }
+        pos = line_end + 2;
+    }
+    body = {};
+}
+
+}  // namespace
+
+// RFC 6376 §3.4.2: lower-case name, unfold, collapse WSP runs to one space, trim around.
+std::string dkim_relaxed_header(std::string_view name, std::string_view value) {
+    std::string out = lower(name);
+    // trim trailing WSP of the name
+    while (!out.empty() && is_wsp(out.back())) out.pop_back();
+    out += ':';
+    std::string v;
+    bool space = false;
+    for (char c : value) {
+        if (c == '\r' || c == '\n') continue;  // unfold
+        if (is_wsp(c)) {
+            space = true;
+            continue;
+        }
+        if (space && !v.empty()) v += ' ';
+        space = false;
+        v += c;
+    }
+    return out + v;
+}
+
+// RFC 6376 §3.4.4: WSP runs to one space, no WSP at line ends, no empty lines at the end,
+// and a non-empty body ends in CRLF.
+std::string dkim_relaxed_body(std::string_view body) {
+    std::string out;
+    std::size_t pos = 0;
+    std::string pending_empty;  // CRLFs of empty lines, held until a non-empty line comes
+    while (pos < body.size()) {
+        auto eol = body.find("\r\n", pos);
+        const bool last = eol == std::string_view::npos;
+        const auto line = body.substr(pos, (last ? body.size() : eol) - pos);
+        std::string l;
+        bool space = false;
+        for (char c : line) {
+            if (is_wsp(c)) {
+                space = true;
+                continue;
+            }
+            if (space) l += ' ';
+            space = false;
+            l += c;
+        }
+        if (l.empty()) {
+            pending_empty += "\r\n";
+        } else {
+            out += pending_empty;
+            pending_empty.clear();
+            out += l;
+            out += "\r\n";
+        }
+        if (last) break;
+        pos = eol + 2;
+    }
+    return out;
+}
+
+Result<std::string> dkim_sign(std::string_view message, const DkimKey& key, UnixMs now) {
+    std::vector<Header> headers;
+    std::string_view body;
+    split_message(message, headers, body);
+
+    const auto body_hash = crypto::sha256(dkim_relaxed_body(body));
+    const std::string bh = crypto::base64_encode(
+        std::string_view(reinterpret_cast<const char*>(body_hash.data()), body_hash.size()));
+
+    // h=: each signed header present, bottom-up instances as RFC 6376 §5.4.2 orders them;
+    // From is listed once more than it occurs, so that a From added later breaks the
+    // signature (over-signing, §8.15).
+    std::string h;
+    std::string canonical;
+    for (auto name : kSigned) {
+        int count = 0;
+        for (auto it = headers.rbegin(); it != headers.rend(); ++it) {
+            if (lower(it->name) != name) continue;
+            canonical += dkim_relaxed_header(it->name, it->value) + "\r\n";
+            h += (h.empty() ? "" : ":") + std::string(name);
+            ++count;
+        }
+        if (name == "from" && count > 0) h += ":from";
+    }
+    const std::string sig_value = " v=1; a=rsa-sha256; c=relaxed/relaxed; d=" + key.domain +
+                                  "; s=" + key.selector + "; t=" + std::to_string(now / 1000) +
+                                  ";\r\n\th=" + h + ";\r\n\tbh=" + bh + ";\r\n\tb=";
+    canonical += dkim_relaxed_header("DKIM-Signature", sig_value);  // no trailing CRLF (§3.7)
+    auto sig = crypto::rsa_sha256_sign(key.private_pem, canonical);
+    if (!sig) return sig.error();
+    // b= folded at 72 characters so that no header line is long.
+    const std::string b64 = crypto::base64_encode(*sig);
+    std::string folded;
+    for (std::size_t i = 0; i < b64.size(); i += 72)
+        folded += (i ? "\r\n\t " : "") + b64.substr(i, 72);
+    std::string out = "DKIM-Signature:" + sig_value + folded + "\r\n";
+    out.append(message);
+    return out;
+}
+
+}  // namespace posthorn::mail
