@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "crypto/keys.hpp"
 
 namespace posthorn::mail {
@@ -41,6 +44,53 @@ TEST(DkimSign, PrependsASignatureOverThePresentHeaders) {
             start = i + 1;
         }
     EXPECT_FALSE(dkim_sign(msg, {"example.com", "ph1", "not a key"}, 0));
+}
+
+}  // namespace
+}  // namespace posthorn::mail
+
+namespace posthorn::mail {
+namespace {
+
+// The signature as an independent verifier (python3-dkim, from Debian) sees it.
+TEST(DkimSign, VerifiesWithPython3Dkim) {
+    if (std::system("/usr/bin/python3 -c 'import dkim' 2>/dev/null") != 0)
+        GTEST_SKIP() << "python3-dkim is not installed";
+    auto key = crypto::generate_rsa(2048);
+    ASSERT_TRUE(key);
+    const std::string msg =
+        "From: \"Ann\" <a@example.com>\r\nTo: b@example.net,\r\n c@example.net\r\n"
+        "Subject:   folded\r\n  subject  \r\nDate: Sun, 22 Nov 2026 02:00:00 +0000\r\n"
+        "Message-ID: <x@y>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\n"
+        "line one  \r\n\r\n.dot\r\n\r\n\r\n";
+    auto signed_msg = dkim_sign(msg, {"example.com", "ph1", key->private_pem}, 1795255200000);
+    ASSERT_TRUE(signed_msg);
+    const std::string dir = ::testing::TempDir();
+    {
+        std::FILE* f = std::fopen((dir + "/dkim_msg.eml").c_str(), "wb");
+        std::fwrite(signed_msg->data(), 1, signed_msg->size(), f);
+        std::fclose(f);
+        f = std::fopen((dir + "/dkim_pub.txt").c_str(), "wb");
+        const std::string txt = "v=DKIM1; k=rsa; p=" + key->public_spki_b64;
+        std::fwrite(txt.data(), 1, txt.size(), f);
+        std::fclose(f);
+    }
+    const std::string script =
+        "import dkim,sys\n"
+        "msg=open(sys.argv[1],'rb').read(); txt=open(sys.argv[2],'rb').read()\n"
+        "ok=dkim.verify(msg, dnsfunc=lambda name, timeout=5: txt)\n"
+        "sys.exit(0 if ok else 1)\n";
+    const std::string cmd = "/usr/bin/python3 -c \"" + std::string("exec(") + "'''" + script +
+                            "''')\" " + dir + "/dkim_msg.eml " + dir + "/dkim_pub.txt";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << *signed_msg;
+
+    // Altering a signed header breaks it.
+    std::string tampered = *signed_msg;
+    tampered.replace(tampered.find("folded"), 6, "FOLDED");
+    std::FILE* f = std::fopen((dir + "/dkim_msg.eml").c_str(), "wb");
+    std::fwrite(tampered.data(), 1, tampered.size(), f);
+    std::fclose(f);
+    EXPECT_NE(std::system(cmd.c_str()), 0);
 }
 
 }  // namespace
