@@ -224,8 +224,8 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
         ++required;
         if (l.check == Check::verified) ++verified;
     };
-    // Arguments of a co_await'ed call are named values, never prvalues: GCC 12 destroys a
-    // prvalue argument of a call inside co_await twice (see Writer::write).
+    // Arguments of co_await'ed calls are named values (docs/architecture.md, "Coroutines":
+    // GCC 12 destroys some temporaries in a co_await expression twice).
     // After a failed lookup the outcome is known (nothing changes), so the rest is skipped:
     // a dead resolver costs one lookup's timeout, not five.
     for (auto& v : records["dkim"].as_array()) {

@@ -16,7 +16,7 @@ asio::awaitable<std::invoke_result_t<F&>> call_now(F fn) {
 // `fn` runs on `pool`; the awaiting coroutine resumes on its own executor.
 template <class F>
 asio::awaitable<std::invoke_result_t<F&>> run_blocking(asio::any_io_executor pool, F fn) {
-    // Named rather than a prvalue inside co_await (GCC 12, see store's Writer::write).
+    // Named rather than a temporary inside co_await (docs/architecture.md, "Coroutines").
     auto task = call_now(std::move(fn));
     co_return co_await asio::co_spawn(pool, std::move(task), asio::use_awaitable);
 }
