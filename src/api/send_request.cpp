@@ -104,7 +104,7 @@ std::variant<std::optional<std::string>, http::Response> idempotency_key_of(
     const auto* v = body.as_object().if_contains("idempotencyKey");
     if (!v || v->is_null()) return std::optional<std::string>{};
     if (!v->is_string() || v->as_string().empty() || v->as_string().size() > kMaxIdempotencyKey)
-        return validation("idempotencyKey must be a string of 1 to 256 characters");
+        return validation("idempotencyKey must be a string of 1 to 256 bytes");
     return std::optional<std::string>(std::string(v->as_string()));
 }
 
@@ -159,11 +159,18 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
     if (utf8_chars(m.subject) > kMaxSubjectChars)
         return validation("subject is longer than 255 characters");
     if (has_crlf(m.subject)) return validation("subject must not contain line breaks");
+    for (unsigned char c : m.subject)
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return validation("subject must not contain control characters");
     std::string error;
     m.html = optional_string(o, "html", error);
     if (!error.empty()) return validation(error);
     m.text = optional_string(o, "text", error);
     if (!error.empty()) return validation(error);
+    for (const auto* body : {&m.html, &m.text})
+        if (*body && body->value().find('\0') != std::string::npos)
+            return validation(std::string(body == &m.html ? "html" : "text") +
+                              " must not contain NUL characters");
     if ((!m.html || m.html->empty()) && (!m.text || m.text->empty()))
         return validation("html or text is required");
     if (m.html && m.html->empty()) m.html.reset();

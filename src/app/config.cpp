@@ -232,6 +232,14 @@ const Spec kSpecs[] = {
      [](Config& c, const std::string& k, const Value& v) {
          c.delivery.command_timeout_s = int_in(k, v, 1, 3600);
      }},
+    {"delivery", "max_connections", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.delivery.max_connections = int_in(k, v, 1, 10000);
+     }},
+    {"delivery", "max_connections_per_domain", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.delivery.max_connections_per_domain = int_in(k, v, 1, 1000);
+     }},
     {"limits", "send_rate_per_minute", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
          c.limits.send_rate_per_minute = int_in(k, v, 1, 100'000'000);

@@ -58,6 +58,8 @@ struct Config {
         std::vector<int> retry_schedule_s{60, 300, 1800, 7200, 21600};
         int connect_timeout_s = 30;
         int command_timeout_s = 300;
+        int max_connections = 64;            // SMTP sessions open at once, in all
+        int max_connections_per_domain = 8;  // … to one destination
     } delivery;
     struct {
         int send_rate_per_minute = 1000;

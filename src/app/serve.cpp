@@ -13,6 +13,7 @@
 #include "core/io_pool.hpp"
 #include "core/log.hpp"
 #include "crypto/keys.hpp"
+#include "delivery/queue_manager.hpp"
 #include "dns/cares_resolver.hpp"
 #include "http/server.hpp"
 #include "mail/message.hpp"
@@ -75,7 +76,7 @@ api::DomainPolicy domain_policy(const Config& c) {
 // On the first signal: stop accepting, let requests in flight finish (up to the grace
 // period), then stop the main loop. serve() flushes the store afterwards.
 asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server& server,
-                                         asio::io_context& main) {
+                                         delivery::QueueManager& queue, asio::io_context& main) {
     auto [ec, sig] = co_await signals.async_wait(use_nothrow_awaitable);
     if (ec) co_return;
     log::info("signal {}: stopping (a second signal stops at once)", sig);
@@ -86,6 +87,7 @@ asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server
         main.stop();
     });
     server.stop();
+    queue.stop();
     asio::steady_timer poll(co_await asio::this_coro::executor);
     const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
     while (server.connections() > 0 && std::chrono::steady_clock::now() < deadline) {
@@ -138,6 +140,25 @@ int serve(const Config& config) {
                    .rate_limiter = rate_limiter};
     api::V1 v1(deps);
 
+    delivery::Options dopts{
+        .hostname = config.smtp.hostname,
+        .mx_port = static_cast<std::uint16_t>(config.delivery.mx_port),
+        .tls = config.delivery.tls == TlsMode::off        ? smtp::TlsMode::off
+               : config.delivery.tls == TlsMode::required ? smtp::TlsMode::required
+                                                          : smtp::TlsMode::opportunistic,
+        .retry_schedule_s = config.delivery.retry_schedule_s,
+        .connect_timeout = std::chrono::seconds(config.delivery.connect_timeout_s),
+        .command_timeout = std::chrono::seconds(config.delivery.command_timeout_s),
+        .max_connections = config.delivery.max_connections,
+        .max_connections_per_domain = config.delivery.max_connections_per_domain,
+        .master_key = *master_key};
+    if (config.delivery.relay)
+        dopts.relay = delivery::Relay{config.delivery.relay->host, config.delivery.relay->port};
+    delivery::QueueManager queue(pool.context(pool.size() - 1).get_executor(),
+                                 blocking.get_executor(), **store, **resolver, clock,
+                                 std::move(dopts));
+    (*store)->set_queue_listener([&queue] { queue.wake(); });
+
     error_code ec;
     const auto address = asio::ip::make_address(config.http.listen.host, ec);
     http::Server server(
@@ -152,12 +173,13 @@ int serve(const Config& config) {
         return 1;
     }
     pool.start();
+    asio::co_spawn(pool.context(pool.size() - 1), queue.run(), asio::detached);
     log::info("posthorn serving: http on {}:{} ({} threads), database {}",
               bound->address().to_string(), bound->port(), cores, config.database.url);
 
     asio::io_context main;
     asio::signal_set signals(main, SIGINT, SIGTERM);
-    asio::co_spawn(main, shutdown_on_signal(signals, server, main), asio::detached);
+    asio::co_spawn(main, shutdown_on_signal(signals, server, queue, main), asio::detached);
     asio::co_spawn(main, retention_loop(**store, clock, config.retention.logs_days),
                    asio::detached);
     const auto tick = std::chrono::seconds(

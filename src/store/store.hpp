@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -93,7 +94,32 @@ class EmailStore {
     virtual asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) = 0;
 };
 
-class Store : public AccountStore, public LogStore, public DomainStore, public EmailStore {
+class QueueStore {
+  public:
+    virtual ~QueueStore() = default;
+    // Leases up to `limit` recipients whose next attempt is due (and whose lease, if any,
+    // ran out), with their emails. A lease keeps other nodes off them until `lease_until`.
+    virtual asio::awaitable<Result<std::vector<QueuedEmail>>> claim_due(UnixMs now, int limit,
+                                                                        std::string owner,
+                                                                        UnixMs lease_until) = 0;
+    // Writes the outcomes, recomputes the email's status (DESIGN §3: SENT while some are
+    // open, else the worst final outcome), stamps sent_at/delivered_at/failed_at, writes an
+    // event per transition and the suppressions, and lifts the leases — in one transaction.
+    virtual asio::awaitable<Result<void>> apply_delivery(DeliveryReport report) = 0;
+    // At start (one node, SQLite): leases left by a process that died are lifted.
+    virtual asio::awaitable<Result<std::int64_t>> release_leases(std::string owner) = 0;
+    virtual asio::awaitable<Result<std::vector<DkimKey>>> active_dkim_keys(
+        std::string domain_id) = 0;
+    // Called (on the store's writer thread) after each commit that queued new mail, so that
+    // delivery wakes at once instead of at its next poll. Set once, before serving.
+    virtual void set_queue_listener(std::function<void()> listener) = 0;
+};
+
+class Store : public AccountStore,
+              public LogStore,
+              public DomainStore,
+              public EmailStore,
+              public QueueStore {
   public:
     // Completes when everything submitted before it is durable.
     virtual asio::awaitable<Result<void>> flush() = 0;

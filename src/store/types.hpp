@@ -188,6 +188,47 @@ struct SearchQuery {
     std::optional<UnixMs> end;          // created on or before
 };
 
+// ---- the delivery queue ----
+
+struct QueuedRecipient {
+    std::int64_t id = 0;
+    std::string address;
+    std::string domain;
+    std::string type;
+    int attempts = 0;
+    bool suppressed = false;  // on the account's suppression list: never attempted
+};
+
+// An email with the recipients of it that a claim leased.
+struct QueuedEmail {
+    std::string id;
+    std::string account_id;
+    std::string domain_id;
+    std::string from_domain;  // the sender's domain name (DKIM d=)
+    std::string return_token;
+    std::string message_id;
+    std::string raw;
+    std::vector<QueuedRecipient> recipients;
+};
+
+struct RecipientOutcome {
+    std::int64_t recipient_id = 0;
+    std::string address;
+    std::string status;  // QUEUED (to retry), DELIVERED, BOUNCED, FAILED, BLOCKED
+    int attempts = 0;
+    std::optional<UnixMs> next_attempt_at;     // for QUEUED
+    std::optional<std::string> last_response;  // the server's reply, or our words
+    bool transmitted = false;                  // the message went through (2xx after DATA)
+    bool suppress = false;                     // add the address to the suppression list
+};
+
+struct DeliveryReport {
+    std::string email_id;
+    std::string account_id;
+    std::vector<RecipientOutcome> outcomes;
+    UnixMs at = 0;
+};
+
 struct ListQuery {
     std::string account_id;
     std::int64_t page = 1;

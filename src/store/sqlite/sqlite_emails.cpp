@@ -204,28 +204,30 @@ Result<Page<T>> search(Db& db, const SearchQuery& q, const std::string& select,
 }  // namespace
 
 asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email(NewEmail n) {
-    return impl_->writer.write<std::optional<StoredResponse>>(
-        [n = std::move(n)](Db& db) -> Result<std::optional<StoredResponse>> {
-            // The check and the insert share the writer's transaction, so of ten requests
-            // with one key, exactly one inserts and nine replay its answer.
-            if (n.idempotency_key) {
-                auto del = db.prepare(
-                    "DELETE FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND "
-                    "expires_at <= ?3");
-                if (!del) return del.error();
-                auto dr = del->bind(1, n.email.account_id)
-                              .bind(2, *n.idempotency_key)
-                              .bind(3, n.email.created_at)
-                              .run();
-                if (!dr) return dr.error();
-                auto seen =
-                    idempotent(db, n.email.account_id, *n.idempotency_key, n.email.created_at);
-                if (!seen) return seen.error();
-                if (*seen) return seen;
-            }
-            if (auto r = insert_email(db, n); !r) return r.error();
-            return std::optional<StoredResponse>{};
-        });
+    auto job = [n = std::move(n)](Db& db) -> Result<std::optional<StoredResponse>> {
+        // The check and the insert share the writer's transaction, so of ten requests
+        // with one key, exactly one inserts and nine replay its answer.
+        if (n.idempotency_key) {
+            auto del = db.prepare(
+                "DELETE FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND "
+                "expires_at <= ?3");
+            if (!del) return del.error();
+            auto dr = del->bind(1, n.email.account_id)
+                          .bind(2, *n.idempotency_key)
+                          .bind(3, n.email.created_at)
+                          .run();
+            if (!dr) return dr.error();
+            auto seen = idempotent(db, n.email.account_id, *n.idempotency_key, n.email.created_at);
+            if (!seen) return seen.error();
+            if (*seen) return seen;
+        }
+        if (auto r = insert_email(db, n); !r) return r.error();
+        return std::optional<StoredResponse>{};
+    };
+    // A named job, not a lambda temporary, inside co_await (docs/architecture.md).
+    auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job));
+    if (r && !*r && impl_->queue_listener) impl_->queue_listener();
+    co_return r;
 }
 
 asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::find_idempotent(

@@ -6,6 +6,7 @@
 // running server): SQLite's locks and the busy timeout serialise them.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -61,6 +62,14 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<std::string>> email_raw(std::string account_id, std::string id) override;
     asio::awaitable<Result<Page<Email>>> list_emails(SearchQuery query) override;
     asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) override;
+
+    asio::awaitable<Result<std::vector<QueuedEmail>>> claim_due(UnixMs now, int limit,
+                                                                std::string owner,
+                                                                UnixMs lease_until) override;
+    asio::awaitable<Result<void>> apply_delivery(DeliveryReport report) override;
+    asio::awaitable<Result<std::int64_t>> release_leases(std::string owner) override;
+    asio::awaitable<Result<std::vector<DkimKey>>> active_dkim_keys(std::string domain_id) override;
+    void set_queue_listener(std::function<void()> listener) override;
 
     asio::awaitable<Result<void>> flush() override;
     void close() override;

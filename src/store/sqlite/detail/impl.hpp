@@ -74,6 +74,7 @@ struct SqliteStore::Impl {
     asio::thread_pool reader_threads;
     detail::ReaderPool reader_pool;
     int version = 0;
+    std::function<void()> queue_listener;  // set before serving, then only read
 };
 
 }  // namespace posthorn::store::sqlite

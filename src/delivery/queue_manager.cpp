@@ -1,0 +1,338 @@
+#include "delivery/queue_manager.hpp"
+
+#include <map>
+
+#include "core/blocking.hpp"
+#include "core/log.hpp"
+#include "crypto/keys.hpp"
+#include "crypto/tls.hpp"
+#include "mail/dkim.hpp"
+
+namespace posthorn::delivery {
+
+namespace {
+
+// One email's recipients at one destination: one SMTP transaction.
+struct Job {
+    std::shared_ptr<store::QueuedEmail> email;
+    std::vector<store::QueuedRecipient> recipients;
+};
+
+}  // namespace
+
+struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
+    Impl(asio::any_io_executor e, asio::any_io_executor b, store::Store& s, dns::Resolver& r,
+         const core::Clock& c, Options o)
+        : ex(std::move(e)),
+          blocking(std::move(b)),
+          store(s),
+          resolver(r),
+          clock(c),
+          options(std::move(o)),
+          timer(ex),
+          tls_context(crypto::client_context(false)) {}
+
+    asio::awaitable<void> run();
+    asio::awaitable<void> deliver_domain(std::string domain, std::vector<Job> jobs);
+    asio::awaitable<void> session(std::vector<Target> targets, std::vector<Job> jobs);
+    asio::awaitable<void> finish(const Job& job, const std::vector<Outcome>& outcomes);
+    asio::awaitable<std::optional<std::string>> signed_message(const store::QueuedEmail& e);
+    store::RecipientOutcome outcome_for(const store::QueuedRecipient& r, const Outcome& o,
+                                        UnixMs now);
+
+    asio::any_io_executor ex;
+    asio::any_io_executor blocking;
+    store::Store& store;
+    dns::Resolver& resolver;
+    const core::Clock& clock;
+    Options options;
+    asio::steady_timer timer;
+    std::shared_ptr<asio::ssl::context> tls_context;
+    std::atomic<bool> stopping{false};
+    int active = 0;                               // sessions running (on ex only)
+    std::map<std::string, std::string> dkim_pem;  // domain id → unsealed private key
+    Counters counters;
+};
+
+store::RecipientOutcome QueueManager::Impl::outcome_for(const store::QueuedRecipient& r,
+                                                        const Outcome& o, UnixMs now) {
+    store::RecipientOutcome out{.recipient_id = r.id,
+                                .address = r.address,
+                                .attempts = r.attempts + 1,
+                                .last_response = o.response};
+    switch (o.disposition) {
+        case Disposition::delivered:
+            out.status = "DELIVERED";
+            out.transmitted = true;
+            ++counters.delivered;
+            break;
+        case Disposition::bounced:
+            out.status = "BOUNCED";
+            out.suppress = true;
+            ++counters.bounced;
+            break;
+        case Disposition::failed:
+            out.status = "FAILED";
+            ++counters.failed;
+            break;
+        case Disposition::transient: {
+            const auto& schedule = options.retry_schedule_s;
+            const auto done = static_cast<std::size_t>(r.attempts);  // retries already made
+            if (done < schedule.size()) {
+                out.status = "QUEUED";
+                out.next_attempt_at = now + schedule[done] * 1000LL;
+                ++counters.deferred;
+            } else {
+                out.status = "FAILED";
+                out.last_response =
+                    o.response + " (gave up after " + std::to_string(out.attempts) + " attempts)";
+                ++counters.failed;
+            }
+            break;
+        }
+    }
+    return out;
+}
+
+asio::awaitable<void> QueueManager::Impl::finish(const Job& job,
+                                                 const std::vector<Outcome>& outcomes) {
+    const auto now = clock.now_ms();
+    store::DeliveryReport rep{
+        .email_id = job.email->id, .account_id = job.email->account_id, .at = now};
+    for (std::size_t i = 0; i < job.recipients.size(); ++i)
+        rep.outcomes.push_back(outcome_for(job.recipients[i], outcomes[i], now));
+    auto r = co_await store.apply_delivery(std::move(rep));
+    if (!r)
+        log::error("delivery: recording the outcome of {}: {}", job.email->id, r.error().message());
+}
+
+asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
+    const store::QueuedEmail& e) {
+    auto it = dkim_pem.find(e.domain_id);
+    if (it == dkim_pem.end()) {
+        auto domain_id = e.domain_id;
+        auto keys = co_await store.active_dkim_keys(std::move(domain_id));
+        if (!keys || keys->empty()) {
+            log::error("delivery: no DKIM key for the domain of {}", e.id);
+            co_return std::nullopt;
+        }
+        const auto& k = keys->front();
+        auto pem = crypto::open(options.master_key, k.sealed_private_key,
+                                "dkim:" + k.domain_id + ":" + k.selector);
+        if (!pem) {
+            log::error("delivery: cannot unseal the DKIM key of {}", e.from_domain);
+            co_return std::nullopt;
+        }
+        it = dkim_pem.emplace(e.domain_id, k.selector + "\n" + *pem).first;
+    }
+    const auto nl = it->second.find('\n');
+    mail::DkimKey key{.domain = e.from_domain,
+                      .selector = it->second.substr(0, nl),
+                      .private_pem = it->second.substr(nl + 1)};
+    const auto now = clock.now_ms();
+    auto sign = [raw = e.raw, key = std::move(key), now] { return mail::dkim_sign(raw, key, now); };
+    auto pool = blocking;
+    auto signed_msg = co_await core::run_blocking(std::move(pool), std::move(sign));
+    if (!signed_msg) co_return std::nullopt;
+    co_return std::move(*signed_msg);
+}
+
+asio::awaitable<void> QueueManager::Impl::session(std::vector<Target> targets,
+                                                  std::vector<Job> jobs) {
+    auto self = shared_from_this();
+    std::unique_ptr<smtp::Client> client;
+    std::optional<Outcome> no_session;  // why there is no session, for the jobs left
+    std::size_t next_target = 0;
+    for (auto& job : jobs) {
+        std::vector<Outcome> outcomes(job.recipients.size());
+        auto message = co_await signed_message(*job.email);
+        if (!message) {
+            for (auto& o : outcomes)
+                o = {Disposition::transient, "the message could not be DKIM-signed"};
+            co_await finish(job, outcomes);
+            continue;
+        }
+        // Open a session, trying the targets in order, unless one is open already.
+        while (!client && !no_session) {
+            if (next_target >= targets.size()) {
+                no_session = Outcome{Disposition::transient, "no server could be reached"};
+                break;
+            }
+            const auto& t = targets[next_target++];
+            smtp::ClientOptions co{.helo_name = options.hostname,
+                                   .connect_timeout = options.connect_timeout,
+                                   .command_timeout = options.command_timeout,
+                                   .tls = options.tls,
+                                   .tls_context = tls_context,
+                                   .server_name = t.host};
+            auto c = std::make_unique<smtp::Client>(ex, std::move(co));
+            const auto where = t.host + "[" + t.endpoint.address().to_string() +
+                               "]:" + std::to_string(t.endpoint.port());
+            auto endpoint = t.endpoint;
+            auto opened = co_await c->open(endpoint);
+            ++counters.sessions;
+            if (!opened) {
+                ++counters.connect_failures;
+                auto why = classify_error(opened.error(), where);
+                if (why.disposition == Disposition::failed)
+                    no_session = why;
+                else if (next_target >= targets.size())
+                    no_session = why;
+                continue;
+            }
+            if (!opened->positive()) {
+                ++counters.connect_failures;
+                co_await c->quit();
+                if (next_target >= targets.size())
+                    no_session = Outcome{Disposition::transient, opened->verbatim()};
+                continue;
+            }
+            client = std::move(c);
+        }
+        if (!client) {
+            for (auto& o : outcomes) o = *no_session;
+            co_await finish(job, outcomes);
+            continue;
+        }
+        smtp::Envelope env{
+            .mail_from = "bounces+" + job.email->return_token + "@" + options.hostname,
+            .data = std::move(*message)};
+        for (const auto& r : job.recipients) env.rcpt_to.push_back(r.address);
+        auto tx = co_await client->send(std::move(env));
+        ++counters.transactions;
+        if (!tx) {
+            // The session broke mid-transaction: nothing is known, so every recipient is
+            // retried (at least once), and the next job gets a new session.
+            const auto why = classify_error(tx.error(), "during the transaction");
+            for (auto& o : outcomes) o = why;
+            client.reset();
+            next_target = 0;
+            co_await finish(job, outcomes);
+            continue;
+        }
+        for (std::size_t i = 0; i < outcomes.size(); ++i) {
+            if (!tx->mail.positive())
+                outcomes[i] = classify_reply(tx->mail);
+            else if (tx->rcpt[i] && !tx->rcpt[i]->positive())
+                outcomes[i] = classify_reply(*tx->rcpt[i]);
+            else if (tx->data)
+                outcomes[i] = classify_reply(*tx->data);
+            else
+                outcomes[i] = {Disposition::transient, "no reply to DATA"};
+        }
+        co_await finish(job, outcomes);
+    }
+    if (client) co_await client->quit();
+}
+
+asio::awaitable<void> QueueManager::Impl::deliver_domain(std::string domain,
+                                                         std::vector<Job> jobs) {
+    auto self = shared_from_this();
+    auto relay = options.relay;
+    auto routed = co_await route(resolver, domain, std::move(relay), options.mx_port);
+    if (auto* why = std::get_if<Outcome>(&routed)) {
+        for (auto& job : jobs) {
+            std::vector<Outcome> outcomes(job.recipients.size(), *why);
+            co_await finish(job, outcomes);
+        }
+    } else {
+        auto targets = std::get<std::vector<Target>>(std::move(routed));
+        co_await session(std::move(targets), std::move(jobs));
+    }
+    --active;
+    timer.cancel();  // a slot is free: the loop may claim more
+}
+
+asio::awaitable<void> QueueManager::Impl::run() {
+    auto self = shared_from_this();
+    if (auto n = co_await store.release_leases(""); n && *n > 0)
+        log::info("delivery: lifted {} leases left by the last run", *n);
+    while (!stopping) {
+        if (active >= options.max_connections) {
+            timer.expires_after(std::chrono::seconds(1));
+            co_await timer.async_wait(use_nothrow_awaitable);
+            continue;
+        }
+        const auto now = clock.now_ms();
+        const auto lease_until =
+            now + std::chrono::duration_cast<std::chrono::milliseconds>(options.lease).count();
+        auto owner = options.node_id;
+        auto claimed = co_await store.claim_due(now, options.batch, std::move(owner), lease_until);
+        if (!claimed) {
+            log::error("delivery: claiming due mail: {}", claimed.error().message());
+        }
+        if (!claimed || claimed->empty()) {
+            timer.expires_after(std::chrono::seconds(1));
+            co_await timer.async_wait(use_nothrow_awaitable);
+            continue;
+        }
+        // Suppressed addresses are never attempted; the rest go by destination domain.
+        std::map<std::string, std::vector<Job>> by_domain;
+        for (auto& e : *claimed) {
+            auto email = std::make_shared<store::QueuedEmail>(std::move(e));
+            std::map<std::string, Job> jobs;
+            std::vector<store::RecipientOutcome> blocked;
+            for (const auto& r : email->recipients) {
+                if (r.suppressed) {
+                    blocked.push_back({.recipient_id = r.id,
+                                       .address = r.address,
+                                       .status = "BLOCKED",
+                                       .attempts = r.attempts,
+                                       .last_response = "on the suppression list: not attempted"});
+                    ++counters.blocked;
+                    continue;
+                }
+                auto key = options.relay ? std::string("relay") : r.domain;
+                auto& job = jobs[key];
+                job.email = email;
+                job.recipients.push_back(r);
+            }
+            if (!blocked.empty()) {
+                store::DeliveryReport rep{.email_id = email->id,
+                                          .account_id = email->account_id,
+                                          .outcomes = std::move(blocked),
+                                          .at = now};
+                if (auto r = co_await store.apply_delivery(std::move(rep)); !r)
+                    log::error("delivery: recording blocked recipients: {}", r.error().message());
+            }
+            for (auto& [domain, job] : jobs) by_domain[domain].push_back(std::move(job));
+        }
+        for (auto& [domain, jobs] : by_domain) {
+            // Split a busy destination over several sessions.
+            const auto per = std::max<std::size_t>(
+                1, (jobs.size() + options.max_connections_per_domain - 1) /
+                       static_cast<std::size_t>(options.max_connections_per_domain));
+            for (std::size_t i = 0; i < jobs.size(); i += per) {
+                std::vector<Job> part(
+                    std::make_move_iterator(jobs.begin() + static_cast<std::ptrdiff_t>(i)),
+                    std::make_move_iterator(jobs.begin() + static_cast<std::ptrdiff_t>(
+                                                               std::min(jobs.size(), i + per))));
+                ++active;
+                asio::co_spawn(ex, deliver_domain(domain, std::move(part)), asio::detached);
+            }
+        }
+    }
+}
+
+QueueManager::QueueManager(asio::any_io_executor ex, asio::any_io_executor blocking,
+                           store::Store& store, dns::Resolver& resolver, const core::Clock& clock,
+                           Options options)
+    : impl_(std::make_shared<Impl>(std::move(ex), std::move(blocking), store, resolver, clock,
+                                   std::move(options))) {}
+
+QueueManager::~QueueManager() = default;
+
+asio::awaitable<void> QueueManager::run() { return impl_->run(); }
+
+void QueueManager::wake() {
+    asio::post(impl_->ex, [impl = impl_] { impl->timer.cancel(); });
+}
+
+void QueueManager::stop() {
+    impl_->stopping = true;
+    wake();
+}
+
+const Counters& QueueManager::counters() const { return impl_->counters; }
+
+}  // namespace posthorn::delivery

@@ -1,0 +1,65 @@
+// delivery/queue_manager.hpp — the scheduler over the durable queue (DESIGN §7). It claims
+// due recipients under a lease, groups them by destination domain, routes each group
+// (delivery/router.hpp), opens SMTP sessions (several per busy destination, up to the
+// limits) and reuses each session for message after message, signs every message with the
+// sender domain's active DKIM key, and writes every outcome back (delivery/classify.hpp)
+// before it acknowledges anything. A crash between a remote 250 and that write sends the
+// message again after the restart: at least once. Runs on one executor; wake() and stop()
+// may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/asio.hpp"
+#include "core/clock.hpp"
+#include "delivery/router.hpp"
+#include "dns/resolver.hpp"
+#include "smtp/client.hpp"
+#include "store/store.hpp"
+
+namespace posthorn::delivery {
+
+struct Options {
+    std::string hostname = "localhost";  // EHLO name and the host of the return path
+    std::uint16_t mx_port = 25;
+    std::optional<Relay> relay;
+    smtp::TlsMode tls = smtp::TlsMode::opportunistic;
+    std::vector<int> retry_schedule_s{60, 300, 1800, 7200, 21600};
+    std::chrono::seconds connect_timeout{30};
+    std::chrono::seconds command_timeout{300};
+    int max_connections = 64;            // sessions open at once, in all
+    int max_connections_per_domain = 8;  // sessions open at once to one destination
+    int batch = 512;                     // recipients claimed at a time
+    std::chrono::minutes lease{10};
+    std::string master_key;  // unseals the DKIM keys
+    std::string node_id = "local";
+};
+
+// Counters for a later /metrics endpoint (monotonic since start).
+struct Counters {
+    std::atomic<std::uint64_t> delivered{0}, deferred{0}, bounced{0}, failed{0}, blocked{0};
+    std::atomic<std::uint64_t> sessions{0}, transactions{0}, connect_failures{0};
+};
+
+class QueueManager {
+  public:
+    QueueManager(asio::any_io_executor ex, asio::any_io_executor blocking, store::Store& store,
+                 dns::Resolver& resolver, const core::Clock& clock, Options options);
+    ~QueueManager();
+
+    asio::awaitable<void> run();
+    void wake();
+    void stop();
+    const Counters& counters() const;
+
+  private:
+    struct Impl;
+    std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace posthorn::delivery

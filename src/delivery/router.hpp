@@ -1,0 +1,36 @@
+// delivery/router.hpp — where mail for a domain goes (RFC 5321 §5): the smarthost when one
+// is configured; otherwise the MX hosts by preference, each with its addresses, or the
+// domain's own A/AAAA when it has no MX (the implicit MX). A null MX (RFC 7505) and a
+// domain that does not exist fail the message; a DNS failure is transient.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/asio.hpp"
+#include "delivery/classify.hpp"
+#include "dns/resolver.hpp"
+
+namespace posthorn::delivery {
+
+struct Target {
+    std::string host;  // the MX name (for TLS SNI and our words)
+    asio::ip::tcp::endpoint endpoint;
+};
+
+struct Relay {
+    std::string host;
+    std::uint16_t port = 25;
+};
+
+// The targets in the order to try, or the outcome for every recipient of the domain.
+asio::awaitable<std::variant<std::vector<Target>, Outcome>> route(dns::Resolver& resolver,
+                                                                  std::string domain,
+                                                                  std::optional<Relay> relay,
+                                                                  std::uint16_t mx_port);
+
+}  // namespace posthorn::delivery

@@ -1,0 +1,257 @@
+// SqliteStore: the delivery queue — claiming due recipients under a lease, and writing what
+// delivery made of them together with the email's new status and its events.
+#include <map>
+#include <set>
+
+#include "core/id.hpp"
+#include "store/sqlite/detail/impl.hpp"
+
+namespace posthorn::store::sqlite {
+namespace {
+
+std::string json_string(std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            default:
+                if (c < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out.push_back(static_cast<char>(c));
+                }
+        }
+    }
+    return out + "\"";
+}
+
+bool is_final(std::string_view status) { return status != "QUEUED" && status != "SENT"; }
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+}  // namespace
+
+void SqliteStore::set_queue_listener(std::function<void()> listener) {
+    impl_->queue_listener = std::move(listener);
+}
+
+asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs now, int limit,
+                                                                         std::string owner,
+                                                                         UnixMs lease_until) {
+    auto job = [now, limit, owner = std::move(owner),
+                lease_until](Db& db) -> Result<std::vector<QueuedEmail>> {
+        auto s = db.prepare(
+            "UPDATE recipients SET lease_owner = ?1, lease_until = ?2 WHERE id IN ("
+            " SELECT id FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?3"
+            " AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY next_attempt_at LIMIT ?4) "
+            "RETURNING id, email_id, address, domain, type, attempts, EXISTS (SELECT 1 FROM "
+            "suppressions s WHERE s.account_id = recipients.account_id AND s.address = "
+            "lower(recipients.address))");
+        if (!s) return s.error();
+        s->bind(1, owner).bind(2, lease_until).bind(3, now).bind(4, limit);
+        std::map<std::string, std::vector<QueuedRecipient>> by_email;
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            by_email[s->text(1)].push_back(
+                QueuedRecipient{.id = s->int64(0),
+                                .address = s->text(2),
+                                .domain = s->text(3),
+                                .type = s->text(4),
+                                .attempts = static_cast<int>(s->int64(5)),
+                                .suppressed = s->int64(6) != 0});
+        }
+        std::vector<QueuedEmail> out;
+        for (auto& [email_id, recipients] : by_email) {
+            auto e = db.prepare(
+                "SELECT e.account_id, COALESCE(e.domain_id, ''), COALESCE(d.name, ''), "
+                "e.return_token, e.message_id, b.raw FROM emails e "
+                "JOIN email_bodies b ON b.email_id = e.id "
+                "LEFT JOIN domains d ON d.id = e.domain_id WHERE e.id = ?1");
+            if (!e) return e.error();
+            e->bind(1, email_id);
+            auto row = e->step();
+            if (!row) return row.error();
+            if (!*row) continue;
+            out.push_back(QueuedEmail{.id = email_id,
+                                      .account_id = e->text(0),
+                                      .domain_id = e->text(1),
+                                      .from_domain = e->text(2),
+                                      .return_token = e->text(3),
+                                      .message_id = e->text(4),
+                                      .raw = e->text(5),
+                                      .recipients = std::move(recipients)});
+        }
+        return out;
+    };
+    co_return co_await impl_->writer.write<std::vector<QueuedEmail>>(std::move(job));
+}
+
+asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
+    auto job = [rep = std::move(rep)](Db& db) -> Result<void> {
+        const UnixMs now = rep.at;
+        bool transmitted = false;
+        for (const auto& o : rep.outcomes) {
+            transmitted = transmitted || o.transmitted;
+            auto s = db.prepare(
+                "UPDATE recipients SET status = ?2, attempts = ?3, next_attempt_at = ?4, "
+                "last_response = COALESCE(?5, last_response), lease_owner = NULL, "
+                "lease_until = NULL, sent_at = CASE WHEN ?6 THEN COALESCE(sent_at, ?7) ELSE "
+                "sent_at END, final_at = CASE WHEN ?8 THEN ?7 ELSE final_at END, updated_at = ?7 "
+                "WHERE id = ?1");
+            if (!s) return s.error();
+            auto r = s->bind(1, o.recipient_id)
+                         .bind(2, o.status)
+                         .bind(3, o.attempts)
+                         .bind(4, o.next_attempt_at)
+                         .bind(5, o.last_response)
+                         .bind(6, o.transmitted ? 1 : 0)
+                         .bind(7, now)
+                         .bind(8, is_final(o.status) ? 1 : 0)
+                         .run();
+            if (!r) return r;
+            if (o.suppress) {
+                auto sup = db.prepare(
+                    "INSERT OR IGNORE INTO suppressions (account_id, address, reason, "
+                    "source_email_id, created_at) VALUES (?1, lower(?2), 'bounce', ?3, ?4)");
+                if (!sup) return sup.error();
+                auto sr = sup->bind(1, rep.account_id)
+                              .bind(2, o.address)
+                              .bind(3, rep.email_id)
+                              .bind(4, now)
+                              .run();
+                if (!sr) return sr;
+            }
+        }
+        // The email's status from all of its recipients (DESIGN §3).
+        std::string old_status;
+        bool was_sent = false;
+        {
+            auto e = db.prepare("SELECT status, sent_at IS NOT NULL FROM emails WHERE id = ?1");
+            if (!e) return e.error();
+            e->bind(1, rep.email_id);
+            auto row = e->step();
+            if (!row) return row.error();
+            if (!*row) return errc::not_found;
+            old_status = e->text(0);
+            was_sent = e->int64(1) != 0;
+        }
+        std::set<std::string> statuses;
+        bool any_sent = was_sent || transmitted;
+        {
+            auto r = db.prepare(
+                "SELECT status, sent_at IS NOT NULL FROM recipients WHERE email_id = ?1");
+            if (!r) return r.error();
+            r->bind(1, rep.email_id);
+            for (;;) {
+                auto row = r->step();
+                if (!row) return row.error();
+                if (!*row) break;
+                statuses.insert(r->text(0));
+                any_sent = any_sent || r->int64(1) != 0;
+            }
+        }
+        std::string status;
+        if (statuses.count("QUEUED"))
+            status = any_sent ? "SENT" : "QUEUED";
+        else if (statuses.count("BOUNCED"))
+            status = "BOUNCED";
+        else if (statuses.count("FAILED"))
+            status = "FAILED";
+        else if (statuses.count("BLOCKED"))
+            status = "BLOCKED";
+        else
+            status = "DELIVERED";
+        if (old_status == "COMPLAINED") status = old_status;  // a complaint outranks the rest
+
+        auto u = db.prepare(
+            "UPDATE emails SET status = ?2, sent_at = CASE WHEN ?3 THEN COALESCE(sent_at, ?4) "
+            "ELSE sent_at END, delivered_at = CASE WHEN ?2 = 'DELIVERED' THEN ?4 ELSE "
+            "delivered_at END, failed_at = CASE WHEN ?2 IN ('BOUNCED', 'FAILED', 'BLOCKED') "
+            "THEN COALESCE(failed_at, ?4) ELSE failed_at END, updated_at = ?4 WHERE id = ?1");
+        if (!u) return u.error();
+        if (auto r = u->bind(1, rep.email_id)
+                         .bind(2, status)
+                         .bind(3, transmitted ? 1 : 0)
+                         .bind(4, now)
+                         .run();
+            !r)
+            return r;
+
+        std::vector<std::string> types;
+        if (transmitted && !was_sent) types.push_back("email.sent");
+        if (status != old_status && is_final(status)) types.push_back("email." + lower(status));
+        std::string outcomes = "[";
+        for (const auto& o : rep.outcomes) {
+            if (outcomes.size() > 1) outcomes += ",";
+            outcomes +=
+                "{\"email\":" + json_string(o.address) + ",\"status\":" + json_string(o.status) +
+                ",\"attempts\":" + std::to_string(o.attempts) +
+                ",\"response\":" + (o.last_response ? json_string(*o.last_response) : "null") + "}";
+        }
+        outcomes += "]";
+        for (const auto& type : types) {
+            auto ev = db.prepare(
+                "INSERT INTO events (id, account_id, type, email_id, data, created_at) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+            if (!ev) return ev.error();
+            const std::string data = "{\"email_id\":" + json_string(rep.email_id) +
+                                     ",\"status\":" + json_string(status) +
+                                     ",\"recipients\":" + outcomes + "}";
+            if (auto r = ev->bind(1, new_id("evt_", now))
+                             .bind(2, rep.account_id)
+                             .bind(3, type)
+                             .bind(4, rep.email_id)
+                             .bind(5, data)
+                             .bind(6, now)
+                             .run();
+                !r)
+                return r;
+        }
+        return {};
+    };
+    co_return co_await impl_->writer.write<void>(std::move(job));
+}
+
+asio::awaitable<Result<std::int64_t>> SqliteStore::release_leases(std::string owner) {
+    auto job = [owner = std::move(owner)](Db& db) -> Result<std::int64_t> {
+        auto s = db.prepare(
+            "UPDATE recipients SET lease_owner = NULL, lease_until = NULL "
+            "WHERE lease_owner IS NOT NULL AND (?1 = '' OR lease_owner = ?1)");
+        if (!s) return s.error();
+        if (auto r = s->bind(1, owner).run(); !r) return r.error();
+        return db.changes();
+    };
+    co_return co_await impl_->writer.write<std::int64_t>(std::move(job));
+}
+
+asio::awaitable<Result<std::vector<DkimKey>>> SqliteStore::active_dkim_keys(std::string domain_id) {
+    auto all = co_await dkim_keys(std::move(domain_id));
+    if (!all) co_return all.error();
+    std::vector<DkimKey> active;
+    for (auto& k : *all)
+        if (k.active) active.push_back(std::move(k));
+    co_return active;
+}
+
+}  // namespace posthorn::store::sqlite
