@@ -1,5 +1,6 @@
 #include "delivery/queue_manager.hpp"
 
+#include <deque>
 #include <map>
 
 #include "core/blocking.hpp"
@@ -33,8 +34,10 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
           tls_context(crypto::client_context(false)) {}
 
     asio::awaitable<void> run();
-    asio::awaitable<void> deliver_domain(std::string domain, std::vector<Job> jobs);
-    asio::awaitable<void> session(std::vector<Target> targets, std::vector<Job> jobs);
+    asio::awaitable<void> deliver_domain(std::string domain);
+    asio::awaitable<void> session(std::string domain, std::vector<Target> targets);
+    std::optional<Job> next_job(const std::string& domain);
+    void spawn_sessions();
     asio::awaitable<void> finish(const Job& job, const std::vector<Outcome>& outcomes);
     asio::awaitable<std::optional<std::string>> signed_message(const store::QueuedEmail& e);
     store::RecipientOutcome outcome_for(const store::QueuedRecipient& r, const Outcome& o,
@@ -49,7 +52,15 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     asio::steady_timer timer;
     std::shared_ptr<asio::ssl::context> tls_context;
     std::atomic<bool> stopping{false};
-    int active = 0;                               // sessions running (on ex only)
+    // Jobs waiting per destination; that destination's sessions take them one by one, so
+    // a session is reused for as long as its destination has mail (touched on ex only).
+    struct Destination {
+        std::deque<Job> jobs;
+        int sessions = 0;
+    };
+    std::map<std::string, Destination> destinations;
+    int active = 0;                               // sessions running, in all
+    std::size_t backlog = 0;                      // jobs claimed and not yet finished
     std::map<std::string, std::string> dkim_pem;  // domain id → unsealed private key
     Counters counters;
 };
@@ -137,13 +148,22 @@ asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
     co_return std::move(*signed_msg);
 }
 
-asio::awaitable<void> QueueManager::Impl::session(std::vector<Target> targets,
-                                                  std::vector<Job> jobs) {
+std::optional<Job> QueueManager::Impl::next_job(const std::string& domain) {
+    auto& d = destinations[domain];
+    if (d.jobs.empty()) return std::nullopt;
+    Job job = std::move(d.jobs.front());
+    d.jobs.pop_front();
+    return job;
+}
+
+asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vector<Target> targets) {
     auto self = shared_from_this();
     std::unique_ptr<smtp::Client> client;
     std::optional<Outcome> no_session;  // why there is no session, for the jobs left
     std::size_t next_target = 0;
-    for (auto& job : jobs) {
+    while (auto next = next_job(domain)) {
+        auto& job = *next;
+        --backlog;
         std::vector<Outcome> outcomes(job.recipients.size());
         auto message = co_await signed_message(*job.email);
         if (!message) {
@@ -225,22 +245,42 @@ asio::awaitable<void> QueueManager::Impl::session(std::vector<Target> targets,
     if (client) co_await client->quit();
 }
 
-asio::awaitable<void> QueueManager::Impl::deliver_domain(std::string domain,
-                                                         std::vector<Job> jobs) {
+asio::awaitable<void> QueueManager::Impl::deliver_domain(std::string domain) {
     auto self = shared_from_this();
     auto relay = options.relay;
     auto routed = co_await route(resolver, domain, std::move(relay), options.mx_port);
     if (auto* why = std::get_if<Outcome>(&routed)) {
-        for (auto& job : jobs) {
-            std::vector<Outcome> outcomes(job.recipients.size(), *why);
-            co_await finish(job, outcomes);
+        while (auto job = next_job(domain)) {
+            --backlog;
+            std::vector<Outcome> outcomes(job->recipients.size(), *why);
+            co_await finish(*job, outcomes);
         }
     } else {
         auto targets = std::get<std::vector<Target>>(std::move(routed));
-        co_await session(std::move(targets), std::move(jobs));
+        co_await session(domain, std::move(targets));
     }
+    --destinations[domain].sessions;
     --active;
-    timer.cancel();  // a slot is free: the loop may claim more
+    if (destinations[domain].sessions == 0 && destinations[domain].jobs.empty())
+        destinations.erase(domain);
+    spawn_sessions();  // a slot is free: another destination may use it
+    timer.cancel();    // and the loop may claim more
+}
+
+void QueueManager::Impl::spawn_sessions() {
+    // Decide first, spawn after: a new session may run at once and change `destinations`.
+    std::vector<std::string> starts;
+    for (auto& [domain, d] : destinations) {
+        // One more session while its queue is longer than what its sessions hold in hand.
+        while (!d.jobs.empty() && d.sessions < options.max_connections_per_domain &&
+               active < options.max_connections &&
+               (d.sessions == 0 || d.jobs.size() > static_cast<std::size_t>(d.sessions))) {
+            ++d.sessions;
+            ++active;
+            starts.push_back(domain);
+        }
+    }
+    for (auto& domain : starts) asio::co_spawn(ex, deliver_domain(domain), asio::detached);
 }
 
 asio::awaitable<void> QueueManager::Impl::run() {
@@ -248,7 +288,9 @@ asio::awaitable<void> QueueManager::Impl::run() {
     if (auto n = co_await store.release_leases(""); n && *n > 0)
         log::info("delivery: lifted {} leases left by the last run", *n);
     while (!stopping) {
-        if (active >= options.max_connections) {
+        // Claim only what the sessions can take soon: claimed mail waits in memory under
+        // its lease, which must not run out before a session gets to it.
+        if (backlog >= static_cast<std::size_t>(options.batch)) {
             timer.expires_after(std::chrono::seconds(1));
             co_await timer.async_wait(use_nothrow_awaitable);
             continue;
@@ -298,19 +340,11 @@ asio::awaitable<void> QueueManager::Impl::run() {
             for (auto& [domain, job] : jobs) by_domain[domain].push_back(std::move(job));
         }
         for (auto& [domain, jobs] : by_domain) {
-            // Split a busy destination over several sessions.
-            const auto per = std::max<std::size_t>(
-                1, (jobs.size() + options.max_connections_per_domain - 1) /
-                       static_cast<std::size_t>(options.max_connections_per_domain));
-            for (std::size_t i = 0; i < jobs.size(); i += per) {
-                std::vector<Job> part(
-                    std::make_move_iterator(jobs.begin() + static_cast<std::ptrdiff_t>(i)),
-                    std::make_move_iterator(jobs.begin() + static_cast<std::ptrdiff_t>(
-                                                               std::min(jobs.size(), i + per))));
-                ++active;
-                asio::co_spawn(ex, deliver_domain(domain, std::move(part)), asio::detached);
-            }
+            backlog += jobs.size();
+            auto& d = destinations[domain];
+            for (auto& j : jobs) d.jobs.push_back(std::move(j));
         }
+        spawn_sessions();
     }
 }
 
