@@ -1,0 +1,126 @@
+#include "mail/parse.hpp"
+
+#include <algorithm>
+
+#include "mail/detail/gmime.hpp"
+
+namespace posthorn::mail {
+
+using detail::GObj;
+
+namespace {
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::vector<ParsedAddress> addresses(InternetAddressList* list) {
+    std::vector<ParsedAddress> out;
+    if (!list) return out;
+    for (int i = 0; i < internet_address_list_length(list); ++i) {
+        InternetAddress* ia = internet_address_list_get_address(list, i);
+        if (INTERNET_ADDRESS_IS_MAILBOX(ia)) {
+            const char* name = internet_address_get_name(ia);
+            const char* addr = internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(ia));
+            out.push_back({name ? name : "", addr ? addr : ""});
+        } else if (INTERNET_ADDRESS_IS_GROUP(ia)) {
+            auto sub = addresses(internet_address_group_get_members(INTERNET_ADDRESS_GROUP(ia)));
+            out.insert(out.end(), sub.begin(), sub.end());
+        }
+    }
+    return out;
+}
+
+std::string decoded_content(GMimePart* part) {
+    GMimeDataWrapper* content = g_mime_part_get_content(part);
+    if (!content) return {};
+    GObj<GMimeStream> mem(g_mime_stream_mem_new());
+    g_mime_data_wrapper_write_to_stream(content, mem.get());
+    GByteArray* bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem.get()));
+    return std::string(reinterpret_cast<const char*>(bytes->data), bytes->len);
+}
+
+void visit(GMimeObject* /*parent*/, GMimeObject* part, gpointer data) {
+    auto* out = static_cast<ParsedMessage*>(data);
+    if (!GMIME_IS_PART(part)) return;  // multiparts and message/rfc822 wrappers
+    auto* p = GMIME_PART(part);
+    GMimeContentType* ct = g_mime_object_get_content_type(part);
+    const bool attachment = g_mime_part_is_attachment(p);
+    if (!attachment && GMIME_IS_TEXT_PART(part)) {
+        const bool plain = g_mime_content_type_is_type(ct, "text", "plain");
+        const bool html = g_mime_content_type_is_type(ct, "text", "html");
+        if ((plain && !out->text) || (html && !out->html)) {
+            char* text = g_mime_text_part_get_text(GMIME_TEXT_PART(part));
+            std::string value = text ? text : "";
+            g_free(text);
+            (plain ? out->text : out->html) = std::move(value);
+            return;
+        }
+    }
+    ParsedAttachment a;
+    const char* fn = g_mime_part_get_filename(p);
+    const char* cid = g_mime_part_get_content_id(p);
+    char* type = g_mime_content_type_get_mime_type(ct);
+    a.filename = fn ? fn : "";
+    a.content_id = cid ? cid : "";
+    a.content_type = type ? lower(type) : "application/octet-stream";
+    g_free(type);
+    a.content = decoded_content(p);
+    out->attachments.push_back(std::move(a));
+}
+
+}  // namespace
+
+ParsedMessage parse_message(std::string_view raw) {
+    ParsedMessage out;
+    GObj<GMimeStream> stream(g_mime_stream_mem_new_with_buffer(raw.data(), raw.size()));
+    GObj<GMimeParser> parser(g_mime_parser_new_with_stream(stream.get()));
+    GObj<GMimeMessage> msg(g_mime_parser_construct_message(parser.get(), nullptr));
+    if (!msg) return out;
+    out.from = addresses(g_mime_message_get_from(msg.get()));
+    out.to = addresses(g_mime_message_get_to(msg.get()));
+    out.cc = addresses(g_mime_message_get_cc(msg.get()));
+    out.reply_to = addresses(g_mime_message_get_reply_to(msg.get()));
+    if (const char* s = g_mime_message_get_subject(msg.get())) out.subject = s;
+    if (const char* id = g_mime_message_get_message_id(msg.get())) out.message_id = id;
+    GMimeHeaderList* headers = g_mime_object_get_header_list(GMIME_OBJECT(msg.get()));
+    for (int i = 0; i < g_mime_header_list_get_count(headers); ++i) {
+        GMimeHeader* h = g_mime_header_list_get_header_at(headers, i);
+        const char* name = g_mime_header_get_name(h);
+        const char* value = g_mime_header_get_value(h);
+        out.headers.emplace_back(name ? name : "", value ? value : "");
+    }
+    g_mime_message_foreach(msg.get(), visit, &out);
+    return out;
+}
+
+std::string edit_headers(std::string_view raw, const std::vector<std::string>& remove,
+                         const std::vector<std::pair<std::string, std::string>>& add) {
+    std::string out;
+    for (const auto& [name, value] : add) out += name + ": " + value + "\r\n";
+    std::size_t pos = 0;
+    bool dropping = false;
+    while (pos < raw.size()) {
+        auto eol = raw.find('\n', pos);
+        const std::size_t next = eol == std::string_view::npos ? raw.size() : eol + 1;
+        const auto line = raw.substr(pos, next - pos);
+        if (line == "\r\n" || line == "\n") {  // end of the header block
+            out.append(raw.substr(pos));
+            return out;
+        }
+        const bool continuation = line.front() == ' ' || line.front() == '\t';
+        if (!continuation) {
+            const auto colon = line.find(':');
+            const auto name = lower(line.substr(0, colon == std::string_view::npos ? 0 : colon));
+            dropping = std::any_of(remove.begin(), remove.end(),
+                                   [&](const std::string& r) { return lower(r) == name; });
+        }
+        if (!dropping) out.append(line);
+        pos = next;
+    }
+    return out;
+}
+
+}  // namespace posthorn::mail

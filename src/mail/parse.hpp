@@ -1,0 +1,45 @@
+// mail/parse.hpp — reading a message someone else wrote (inbound mail, SMTP submission)
+// with GMime 3: the addresses of From/To/Cc/Reply-To, the decoded subject, the first
+// text/plain and text/html bodies (converted to UTF-8), every attachment decoded, and the
+// headers unfolded. Never fails: GMime makes the best of broken input, and what cannot be
+// read is left empty. Also small, byte-preserving edits of a header block. Thread-safe
+// after mail::init().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace posthorn::mail {
+
+struct ParsedAddress {
+    std::string name;
+    std::string address;  // as written: local@domain (domain not canonicalised)
+};
+
+struct ParsedAttachment {
+    std::string filename;
+    std::string content_type;
+    std::string content_id;
+    std::string content;  // decoded bytes
+};
+
+struct ParsedMessage {
+    std::vector<ParsedAddress> from, to, cc, reply_to;
+    std::string subject;
+    std::string message_id;  // without <>
+    std::optional<std::string> text, html;
+    std::vector<std::pair<std::string, std::string>> headers;  // in order, values unfolded
+    std::vector<ParsedAttachment> attachments;
+};
+
+ParsedMessage parse_message(std::string_view raw);
+
+// The header block edited in place, the rest byte for byte: drops every field named in
+// `remove` (case-insensitive, continuation lines too) and puts `add` fields in front.
+std::string edit_headers(std::string_view raw, const std::vector<std::string>& remove,
+                         const std::vector<std::pair<std::string, std::string>>& add);
+
+}  // namespace posthorn::mail

@@ -1,0 +1,600 @@
+#include "smtp/server.hpp"
+
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include <mutex>
+#include <unordered_set>
+
+#include "core/log.hpp"
+#include "crypto/keys.hpp"
+
+namespace posthorn::smtp {
+
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr std::size_t kMaxLine = 1000;  // RFC 5321 §4.5.3.1.6, CRLF included
+
+Reply reply(int code, std::string text) { return Reply{code, {std::move(text)}}; }
+
+std::string upper(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// "FROM:<a@b> SIZE=12" → the path and the parameters; nullopt on a syntax error.
+struct PathArg {
+    std::string path;
+    std::vector<std::string> params;  // upper-cased keyword=value
+};
+
+std::optional<PathArg> parse_path(std::string_view arg, std::string_view keyword) {
+    if (arg.size() < keyword.size() || upper(arg.substr(0, keyword.size())) != keyword)
+        return std::nullopt;
+    arg.remove_prefix(keyword.size());
+    while (!arg.empty() && arg.front() == ' ') arg.remove_prefix(1);
+    if (arg.empty() || arg.front() != '<') return std::nullopt;
+    const auto close = arg.find('>');
+    if (close == std::string_view::npos) return std::nullopt;
+    PathArg out{std::string(arg.substr(1, close - 1)), {}};
+    if (out.path.size() > 254) return std::nullopt;
+    for (unsigned char c : out.path)
+        if (c <= 0x20 || c == 0x7f || c == '<' || c == '>') return std::nullopt;
+    auto rest = arg.substr(close + 1);
+    while (!rest.empty()) {
+        while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+        const auto sp = rest.find(' ');
+        if (!rest.empty()) out.params.push_back(upper(rest.substr(0, sp)));
+        if (sp == std::string_view::npos) break;
+        rest.remove_prefix(sp);
+    }
+    return out;
+}
+
+// RFC 5321 §2.3.8: lines end in CRLF; a lone CR or LF in a message is refused, so that no
+// other server can read a message end where we do not (SMTP smuggling).
+bool has_bare_cr_or_lf(std::string_view s) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '\r' && (i + 1 >= s.size() || s[i + 1] != '\n')) return true;
+        if (s[i] == '\n' && (i == 0 || s[i - 1] != '\r')) return true;
+    }
+    return false;
+}
+
+std::string unstuff(std::string_view raw) {
+    std::string out;
+    out.reserve(raw.size());
+    bool line_start = true;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+        const char c = raw[i];
+        if (line_start && c == '.') {
+            line_start = false;
+            continue;  // the stuffed dot
+        }
+        out.push_back(c);
+        line_start = c == '\n';
+    }
+    return out;
+}
+
+struct Conn {
+    Conn(tcp::socket s, boost::asio::ssl::context& ctx)
+        : stream(beast::tcp_stream(std::move(s)), ctx) {}
+    beast::ssl_stream<beast::tcp_stream> stream;
+    bool busy = false;
+};
+
+}  // namespace
+
+struct Server::Impl : std::enable_shared_from_this<Impl> {
+    Impl(core::IoPool& p, ServerOptions o, HandlerFactory f)
+        : pool(p),
+          options(std::move(o)),
+          factory(std::move(f)),
+          acceptor(p.context(0)),
+          no_tls(
+              std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server)) {}
+
+    asio::awaitable<void> accept_loop();
+    asio::awaitable<void> session(std::shared_ptr<Conn> conn);
+
+    core::IoPool& pool;
+    ServerOptions options;
+    HandlerFactory factory;
+    tcp::acceptor acceptor;
+    std::shared_ptr<boost::asio::ssl::context> no_tls;
+    std::atomic<bool> stopping{false};
+    mutable std::mutex mutex;
+    std::unordered_set<std::shared_ptr<Conn>> conns;
+};
+
+namespace {
+
+// One SMTP conversation. Replies are gathered and written when the client has no more
+// complete commands waiting (RFC 2920: a pipelining client sends several at once).
+class Session {
+  public:
+    Session(Conn& c, const ServerOptions& o, SessionHandler& h, std::string ip)
+        : conn_(c), opt_(o), handler_(h), ip_(std::move(ip)) {}
+
+    asio::awaitable<void> run() {
+        queue(reply(220, opt_.hostname + " ESMTP posthorn"));
+        for (;;) {
+            auto line = co_await read_line();
+            if (!line) break;  // closed, timed out (answered already), or broken
+            if (!co_await command(*line)) break;
+        }
+        co_await flush();
+    }
+
+  private:
+    beast::tcp_stream& tcp() { return conn_.stream.next_layer(); }
+
+    void queue(const Reply& r) { out_ += r.verbatim() + "\r\n"; }
+
+    asio::awaitable<bool> flush() {
+        if (out_.empty()) co_return true;
+        std::string data;
+        data.swap(out_);
+        tcp().expires_after(opt_.idle_timeout);
+        error_code ec;
+        std::size_t n = 0;
+        if (tls_)
+            std::tie(ec, n) =
+                co_await asio::async_write(conn_.stream, asio::buffer(data), use_nothrow_awaitable);
+        else
+            std::tie(ec, n) =
+                co_await asio::async_write(tcp(), asio::buffer(data), use_nothrow_awaitable);
+        co_return !ec;
+    }
+
+    // More bytes into in_; false when the peer is gone or idle too long.
+    asio::awaitable<bool> fill() {
+        if (!co_await flush()) co_return false;
+        std::array<char, 16384> chunk{};
+        tcp().expires_after(opt_.idle_timeout);
+        conn_.busy = false;
+        error_code ec;
+        std::size_t n = 0;
+        if (tls_)
+            std::tie(ec, n) =
+                co_await conn_.stream.async_read_some(asio::buffer(chunk), use_nothrow_awaitable);
+        else
+            std::tie(ec, n) =
+                co_await tcp().async_read_some(asio::buffer(chunk), use_nothrow_awaitable);
+        conn_.busy = true;
+        if (ec == beast::error::timeout) {
+            queue(reply(421, "4.4.2 " + opt_.hostname + " idle too long, closing"));
+            co_await flush();
+            co_return false;
+        }
+        if (ec) co_return false;
+        in_.append(chunk.data(), n);
+        co_return true;
+    }
+
+    // The next command line, without CRLF. Overlong lines are answered and skipped.
+    asio::awaitable<std::optional<std::string>> read_line() {
+        for (;;) {
+            const auto eol = in_.find('\n');
+            if (eol != std::string::npos) {
+                std::string line = in_.substr(0, eol);
+                in_.erase(0, eol + 1);
+                if (skipping_) {
+                    skipping_ = false;
+                    queue(reply(500, "5.5.2 Line too long"));
+                    if (!bad()) co_return std::nullopt;
+                    continue;
+                }
+                if (line.empty() || line.back() != '\r') {
+                    queue(reply(500, "5.5.2 Lines must end in CRLF"));
+                    if (!bad()) co_return std::nullopt;
+                    continue;
+                }
+                line.pop_back();
+                co_return line;
+            }
+            if (in_.size() > kMaxLine) {  // no CRLF within the limit: skip to the next one
+                in_.clear();
+                skipping_ = true;
+            }
+            if (!co_await fill()) co_return std::nullopt;
+        }
+    }
+
+    // Counts a bad command; false when there were too many (the session then ends).
+    bool bad() {
+        if (++bad_ <= opt_.max_bad_commands) return true;
+        queue(reply(421, "4.7.0 Too many errors, closing"));
+        return false;
+    }
+
+    void reset_transaction() {
+        in_tx_ = false;
+        mail_from_.clear();
+        rcpts_.clear();
+        handler_.on_reset();
+    }
+
+    bool auth_allowed() const { return opt_.offer_auth && (tls_ || !opt_.auth_requires_tls); }
+
+    void ehlo_reply(std::string_view arg) {
+        Reply r{250, {opt_.hostname + " greets " + std::string(arg)}};
+        r.lines.push_back("PIPELINING");
+        r.lines.push_back("SIZE " + std::to_string(opt_.max_message_bytes));
+        r.lines.push_back("8BITMIME");
+        r.lines.push_back("ENHANCEDSTATUSCODES");
+        r.lines.push_back("SMTPUTF8");
+        if (opt_.tls && !tls_) r.lines.push_back("STARTTLS");
+        if (auth_allowed()) r.lines.push_back("AUTH PLAIN LOGIN");
+        queue(r);
+    }
+
+    // Reads one line of an AUTH exchange; nullopt if the client went away.
+    asio::awaitable<std::optional<std::string>> auth_line(std::string prompt) {
+        queue(reply(334, std::move(prompt)));
+        co_return co_await read_line();
+    }
+
+    asio::awaitable<void> auth(std::string_view arg) {
+        if (!opt_.offer_auth) {
+            queue(reply(502, "5.5.1 AUTH not available here"));
+            co_return;
+        }
+        if (!tls_ && opt_.auth_requires_tls) {
+            queue(reply(538, "5.7.11 Encryption required: use STARTTLS first"));
+            co_return;
+        }
+        if (authed_ || in_tx_) {
+            queue(reply(503, "5.5.1 AUTH not allowed now"));
+            co_return;
+        }
+        const auto sp = arg.find(' ');
+        const auto mech = upper(arg.substr(0, sp));
+        std::optional<std::string> initial;
+        if (sp != std::string_view::npos) initial = std::string(arg.substr(sp + 1));
+        std::string authzid, user, pass;
+        auto decode = [](std::string_view b64) -> std::optional<std::string> {
+            auto d = crypto::base64_decode(b64);
+            if (!d) return std::nullopt;
+            return *d;
+        };
+        if (mech == "PLAIN") {
+            std::optional<std::string> resp = initial;
+            if (!resp || *resp == "=") {
+                if (!resp)
+                    resp = co_await auth_line("");
+                else
+                    resp = std::string();
+                if (!resp) co_return;
+            }
+            if (*resp == "*") {
+                queue(reply(501, "5.0.0 AUTH cancelled"));
+                co_return;
+            }
+            auto d = decode(*resp);
+            const auto first = d ? d->find('\0') : std::string::npos;
+            const auto second =
+                d && first != std::string::npos ? d->find('\0', first + 1) : std::string::npos;
+            if (!d || second == std::string::npos) {
+                queue(reply(501, "5.5.2 Cannot decode the AUTH PLAIN response"));
+                bad();
+                co_return;
+            }
+            authzid = d->substr(0, first);
+            user = d->substr(first + 1, second - first - 1);
+            pass = d->substr(second + 1);
+        } else if (mech == "LOGIN") {
+            std::optional<std::string> u = initial;
+            if (!u) u = co_await auth_line("VXNlcm5hbWU6");  // "Username:"
+            if (!u) co_return;
+            auto du = decode(*u);
+            if (*u == "*" || !du) {
+                queue(reply(
+                    501, *u == "*" ? "5.0.0 AUTH cancelled" : "5.5.2 Cannot decode the user name"));
+                bad();
+                co_return;
+            }
+            auto p = co_await auth_line("UGFzc3dvcmQ6");  // "Password:"
+            if (!p) co_return;
+            auto dp = decode(*p);
+            if (*p == "*" || !dp) {
+                queue(reply(
+                    501, *p == "*" ? "5.0.0 AUTH cancelled" : "5.5.2 Cannot decode the password"));
+                bad();
+                co_return;
+            }
+            user = *du;
+            pass = *dp;
+        } else {
+            queue(reply(504, "5.5.4 Unknown AUTH mechanism; PLAIN and LOGIN are offered"));
+            bad();
+            co_return;
+        }
+        auto r = co_await handler_.on_auth(std::move(authzid), std::move(user), std::move(pass));
+        authed_ = r.code == 235;
+        if (!authed_) bad();
+        queue(r);
+    }
+
+    asio::awaitable<void> data() {
+        queue(reply(354, "End data with <CR><LF>.<CR><LF>"));
+        // raw starts with the CRLF that ended the DATA line, so that the terminator
+        // CRLF.CRLF is found even for an empty message.
+        std::string raw = "\r\n";
+        bool too_big = false;
+        std::size_t scanned = 0;
+        const std::size_t limit = opt_.max_message_bytes + 8;
+        for (;;) {
+            raw += in_;
+            in_.clear();
+            const auto end = raw.find("\r\n.\r\n", scanned > 3 ? scanned - 3 : 0);
+            if (end != std::string::npos) {
+                in_ = raw.substr(end + 5);  // pipelined commands after the message
+                raw.resize(end + 2);
+                break;
+            }
+            scanned = raw.size();
+            if (raw.size() > limit) {
+                // Keep reading to the end of the message, but keep only its tail.
+                too_big = true;
+                raw.erase(2, raw.size() - 6);
+                scanned = raw.size();
+            }
+            if (!co_await fill()) co_return;  // closed before the end: nothing is kept
+        }
+        const bool tx_ok = in_tx_ && !rcpts_.empty();
+        if (too_big) {
+            queue(reply(552, "5.3.4 Message larger than " + std::to_string(opt_.max_message_bytes) +
+                                 " bytes"));
+        } else if (has_bare_cr_or_lf(std::string_view(raw).substr(2))) {
+            queue(reply(550, "5.6.0 Message contains a bare CR or LF; lines must end in CRLF"));
+        } else if (tx_ok) {
+            ReceivedMessage m{.helo = helo_,
+                              .mail_from = mail_from_,
+                              .rcpt_to = rcpts_,
+                              .data = unstuff(std::string_view(raw).substr(2)),
+                              .tls = tls_,
+                              .remote_ip = ip_};
+            auto r = co_await handler_.on_message(std::move(m));
+            queue(r);
+        }
+        reset_transaction();
+    }
+
+    // One command; false to end the session.
+    asio::awaitable<bool> command(const std::string& line) {
+        const auto sp = line.find(' ');
+        const auto verb = upper(std::string_view(line).substr(0, sp));
+        const std::string_view arg =
+            sp == std::string::npos ? std::string_view() : std::string_view(line).substr(sp + 1);
+        if (verb == "EHLO" || verb == "HELO") {
+            if (arg.empty()) {
+                queue(reply(501, "5.5.4 " + verb + " needs a domain or address"));
+                co_return bad();
+            }
+            if (in_tx_) reset_transaction();
+            helo_ = std::string(arg);
+            hello_ = true;
+            if (verb == "EHLO")
+                ehlo_reply(arg);
+            else
+                queue(reply(250, opt_.hostname));
+            co_return true;
+        }
+        if (verb == "NOOP") {
+            queue(reply(250, "2.0.0 OK"));
+            co_return true;
+        }
+        if (verb == "QUIT") {
+            queue(reply(221, "2.0.0 Bye"));
+            co_return false;
+        }
+        if (verb == "RSET") {
+            reset_transaction();
+            queue(reply(250, "2.0.0 OK"));
+            co_return true;
+        }
+        if (verb == "VRFY") {
+            queue(reply(252, "2.5.2 Cannot VRFY; send the mail and see"));
+            co_return true;
+        }
+        if (verb == "HELP") {
+            queue(reply(214, "2.0.0 See RFC 5321"));
+            co_return true;
+        }
+        if (!hello_) {
+            queue(reply(503, "5.5.1 Say EHLO first"));
+            co_return bad();
+        }
+        if (verb == "STARTTLS") {
+            if (!opt_.tls || tls_) {
+                queue(reply(502, "5.5.1 STARTTLS not available"));
+                co_return bad();
+            }
+            if (!arg.empty() || !in_.empty()) {  // RFC 3207 §4: nothing may follow it
+                queue(reply(501, "5.5.4 STARTTLS takes no argument and must be last"));
+                in_.clear();
+                co_return bad();
+            }
+            queue(reply(220, "2.0.0 Ready to start TLS"));
+            if (!co_await flush()) co_return false;
+            tcp().expires_after(opt_.idle_timeout);
+            auto [ec] = co_await conn_.stream.async_handshake(asio::ssl::stream_base::server,
+                                                              use_nothrow_awaitable);
+            if (ec) co_return false;
+            tls_ = true;
+            hello_ = false;  // RFC 3207 §4.2: start over
+            authed_ = false;
+            reset_transaction();
+            co_return true;
+        }
+        if (verb == "AUTH") {
+            co_await auth(arg);
+            co_return bad_ <= opt_.max_bad_commands;
+        }
+        if (verb == "MAIL") {
+            if (opt_.require_auth && !authed_) {
+                queue(reply(530, "5.7.0 Authentication required"));
+                co_return bad();
+            }
+            if (in_tx_) {
+                queue(reply(503, "5.5.1 Nested MAIL command"));
+                co_return bad();
+            }
+            auto p = parse_path(arg, "FROM:");
+            if (!p) {
+                queue(reply(501, "5.5.4 Syntax: MAIL FROM:<address>"));
+                co_return bad();
+            }
+            std::size_t size = 0;
+            for (const auto& param : p->params)
+                if (param.rfind("SIZE=", 0) == 0)
+                    size = std::strtoull(param.c_str() + 5, nullptr, 10);
+            if (size > opt_.max_message_bytes) {
+                queue(reply(552, "5.3.4 Message larger than " +
+                                     std::to_string(opt_.max_message_bytes) + " bytes"));
+                co_return true;
+            }
+            auto r = co_await handler_.on_mail_from(p->path, size);
+            if (r.positive()) {
+                in_tx_ = true;
+                mail_from_ = p->path;
+            }
+            queue(r);
+            co_return true;
+        }
+        if (verb == "RCPT") {
+            if (!in_tx_) {
+                queue(reply(503, "5.5.1 MAIL first"));
+                co_return bad();
+            }
+            auto p = parse_path(arg, "TO:");
+            if (!p || p->path.empty()) {
+                queue(reply(501, "5.5.4 Syntax: RCPT TO:<address>"));
+                co_return bad();
+            }
+            if (rcpts_.size() >= opt_.max_recipients) {
+                queue(reply(452, "4.5.3 Too many recipients"));
+                co_return true;
+            }
+            auto r = co_await handler_.on_rcpt_to(p->path);
+            if (r.positive()) rcpts_.push_back(p->path);
+            queue(r);
+            co_return true;
+        }
+        if (verb == "DATA") {
+            if (!in_tx_) {
+                queue(reply(503, "5.5.1 MAIL first"));
+                co_return bad();
+            }
+            if (rcpts_.empty()) {
+                queue(reply(554, "5.5.1 No valid recipients"));
+                co_return true;
+            }
+            co_await data();
+            co_return true;
+        }
+        queue(reply(500, "5.5.1 Unknown command"));
+        co_return bad();
+    }
+
+    Conn& conn_;
+    const ServerOptions& opt_;
+    SessionHandler& handler_;
+    std::string ip_;
+    std::string in_, out_;
+    bool tls_ = false, hello_ = false, authed_ = false, in_tx_ = false, skipping_ = false;
+    int bad_ = 0;
+    std::string helo_, mail_from_;
+    std::vector<std::string> rcpts_;
+};
+
+}  // namespace
+
+asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
+    error_code ec;
+    const auto peer = conn->stream.next_layer().socket().remote_endpoint(ec);
+    const std::string ip = ec ? std::string() : peer.address().to_string();
+    auto handler = factory(ip);
+    Session s(*conn, options, *handler, ip);
+    co_await s.run();
+    conn->stream.next_layer().socket().shutdown(tcp::socket::shutdown_both, ec);
+    conn->stream.next_layer().close();
+}
+
+asio::awaitable<void> Server::Impl::accept_loop() {
+    auto self = shared_from_this();
+    while (!stopping) {
+        auto& ctx = pool.next();
+        auto [ec, socket] = co_await acceptor.async_accept(ctx, use_nothrow_awaitable);
+        if (ec) {
+            if (ec == asio::error::operation_aborted || stopping) break;
+            log::warn("smtp accept: {}", ec.message());
+            asio::steady_timer t(acceptor.get_executor(), std::chrono::milliseconds(100));
+            co_await t.async_wait(use_nothrow_awaitable);
+            continue;
+        }
+        socket.set_option(tcp::no_delay(true), ec);
+        auto conn = std::make_shared<Conn>(std::move(socket), options.tls ? *options.tls : *no_tls);
+        {
+            std::lock_guard lock(mutex);
+            conns.insert(conn);
+        }
+        asio::co_spawn(ctx, session(conn), [self, conn](std::exception_ptr e) {
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& ex) {
+                    log::error("smtp session: {}", ex.what());
+                }
+            }
+            std::lock_guard lock(self->mutex);
+            self->conns.erase(conn);
+        });
+    }
+}
+
+Server::Server(core::IoPool& pool, ServerOptions options, HandlerFactory factory)
+    : impl_(std::make_shared<Impl>(pool, std::move(options), std::move(factory))) {}
+
+Server::~Server() { stop(); }
+
+Result<tcp::endpoint> Server::start() {
+    error_code ec;
+    auto& a = impl_->acceptor;
+    a.open(impl_->options.listen.protocol(), ec);
+    if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) a.bind(impl_->options.listen, ec);
+    if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return ec;
+    auto bound = a.local_endpoint(ec);
+    if (ec) return ec;
+    asio::co_spawn(a.get_executor(), impl_->accept_loop(), asio::detached);
+    return bound;
+}
+
+void Server::stop() {
+    if (impl_->stopping.exchange(true)) return;
+    asio::post(impl_->acceptor.get_executor(), [impl = impl_] {
+        error_code ec;
+        impl->acceptor.close(ec);
+    });
+    std::lock_guard lock(impl_->mutex);
+    for (const auto& conn : impl_->conns)
+        asio::post(conn->stream.get_executor(), [conn] {
+            if (!conn->busy) conn->stream.next_layer().cancel();
+        });
+}
+
+std::size_t Server::connections() const {
+    std::lock_guard lock(impl_->mutex);
+    return impl_->conns.size();
+}
+
+}  // namespace posthorn::smtp

@@ -1,0 +1,48 @@
+// smtp/server.hpp — the SMTP server (RFC 5321) on Asio coroutines: ESMTP with PIPELINING
+// (RFC 2920), SIZE (RFC 1870), 8BITMIME (RFC 6152), ENHANCEDSTATUSCODES (RFC 2034),
+// SMTPUTF8 (RFC 6531), STARTTLS (RFC 3207) and AUTH PLAIN/LOGIN (RFC 4954). One listener,
+// sessions spread over the contexts of a core::IoPool. Hostile input is expected: lines
+// over 1000 octets, bare CR or LF in a message (refused: SMTP smuggling), DATA over the
+// size limit (552), too many bad commands (421 and goodbye), idle clients (421), too many
+// recipients (452). What to accept is the SessionHandler's business.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+
+#include <chrono>
+#include <memory>
+
+#include "core/io_pool.hpp"
+#include "core/result.hpp"
+#include "smtp/session_handler.hpp"
+
+namespace posthorn::smtp {
+
+struct ServerOptions {
+    asio::ip::tcp::endpoint listen;
+    std::string hostname = "localhost";
+    std::size_t max_message_bytes = 37'000'000;
+    std::size_t max_recipients = 10'000;
+    bool offer_auth = false;                         // submission: true
+    bool auth_requires_tls = true;                   // AUTH only after STARTTLS
+    bool require_auth = false;                       // MAIL needs a successful AUTH first
+    std::shared_ptr<boost::asio::ssl::context> tls;  // null: no STARTTLS
+    std::chrono::seconds idle_timeout{300};          // RFC 5321 §4.5.3.2.7: 5 minutes
+    int max_bad_commands = 10;
+};
+
+class Server {
+  public:
+    Server(core::IoPool& pool, ServerOptions options, HandlerFactory factory);
+    ~Server();
+    Result<asio::ip::tcp::endpoint> start();
+    void stop();  // no new connections; sessions end at their next command
+    std::size_t connections() const;
+
+  private:
+    struct Impl;
+    std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace posthorn::smtp
