@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "api/queue_email.hpp"
 #include "api/send_request.hpp"
 #include "core/blocking.hpp"
 #include "core/id.hpp"
@@ -18,16 +19,8 @@ using detail::Context;
 
 namespace {
 
-constexpr UnixMs kIdempotencyTtlMs = 24 * 3'600'000;  // INTERFACE: keys are kept 24 hours
-
 json::value iso_or_null(const std::optional<UnixMs>& t) {
     return t ? json::value(format_iso8601(*t)) : json::value(nullptr);
-}
-
-std::string join_addresses(const std::vector<mail::Mailbox>& list) {
-    std::string out;
-    for (const auto& m : list) out += (out.empty() ? "" : ", ") + m.address();
-    return out;
 }
 
 std::string from_display(const store::Email& e) {
@@ -37,13 +30,6 @@ std::string from_display(const store::Email& e) {
                          .local = e.from_email.substr(0, at),
                          .domain = e.from_email.substr(at + 1)}
         .display();
-}
-
-std::string return_token() {
-    static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-    std::string raw = crypto::random_string(20), out;
-    for (unsigned char c : raw) out.push_back(kAlphabet[c % kAlphabet.size()]);
-    return out;
 }
 
 json::object email_summary(const store::Email& e) {
@@ -116,94 +102,25 @@ asio::awaitable<http::Response> send_email(Context ctx) {
     if (auto* e = std::get_if<http::Response>(&parsed)) co_return std::move(*e);
     auto req = std::get<SendRequest>(std::move(parsed));
 
-    // The sender's domain: a VERIFIED domain of this account that may send.
-    const auto from_domain = req.message.from.domain;
-    auto account = ctx.account_id;
-    auto domain = co_await store.find_domain_by_name(std::move(account), from_domain);
-    if (!domain && domain.error() != store::errc::not_found)
-        co_return detail::internal_error("read the sender domain", domain.error());
-    if (!domain || domain->status != "VERIFIED")
-        co_return http::error_response(
-            403, "DOMAIN_NOT_VERIFIED",
-            "the domain " + from_domain + " is not a verified domain of this account");
-    if (!domain->sending)
-        co_return http::error_response(403, "SENDING_DISABLED",
-                                       "sending is disabled for the domain " + from_domain);
-
-    const auto now = ctx.deps.clock.now_ms();
-    if (auto denied = ctx.deps.rate_limiter.reserve(ctx.account_id, now)) {
-        auto res = http::error_response(429, "RATE_LIMITED",
-                                        "more than " + std::to_string(limits.send_rate_per_minute) +
-                                            " emails per minute; retry after " +
-                                            std::to_string(denied->retry_after_s) + " s");
-        res.headers.emplace_back("Retry-After", std::to_string(denied->retry_after_s));
+    QueueRequest q{.account_id = ctx.account_id,
+                   .from = req.message.from,
+                   .to = req.message.to,
+                   .cc = req.message.cc,
+                   .bcc = std::move(req.bcc),
+                   .subject = req.message.subject,
+                   .idempotency_key = std::move(req.idempotency_key),
+                   .track_opens = req.track_opens,
+                   .track_clicks = req.track_clicks};
+    q.message = std::move(req.message);
+    auto outcome = co_await queue_email(ctx.deps, std::move(q));
+    if (auto* refused = std::get_if<Refused>(&outcome)) {
+        auto res = http::error_response(refused->status, refused->code, refused->message);
+        if (refused->retry_after_s > 0)
+            res.headers.emplace_back("Retry-After", std::to_string(refused->retry_after_s));
         co_return res;
     }
-    // From here on a refusal must give the slot back.
-    struct Slot {
-        RateLimiter& limiter;
-        std::string account;
-        UnixMs at;
-        bool keep = false;
-        ~Slot() {
-            if (!keep) limiter.release(account, at);
-        }
-    } slot{ctx.deps.rate_limiter, ctx.account_id, now};
-
-    store::NewEmail n;
-    auto& e = n.email;
-    e.id = new_id("em_", now);
-    e.account_id = ctx.account_id;
-    e.domain_id = domain->id;
-    e.from_email = req.message.from.address();
-    e.from_name = req.message.from.name;
-    e.to_display = join_addresses(req.message.to);
-    e.subject = req.message.subject;
-    e.message_id = e.id + "@" + ctx.deps.smtp_hostname;
-    e.return_token = return_token();
-    e.track_opens = req.track_opens.value_or(domain->open_tracking);
-    e.track_clicks = req.track_clicks.value_or(domain->click_tracking);
-    e.created_at = e.queued_at = now;
-    n.envelope = {.id = new_id("env_", now),
-                  .account_id = e.account_id,
-                  .email_id = e.id,
-                  .subject = e.subject,
-                  .from_email = e.from_email,
-                  .from_name = e.from_name,
-                  .total_recipients = static_cast<int>(req.message.to.size() +
-                                                       req.message.cc.size() + req.bcc.size()),
-                  .created_at = now};
-    std::vector<std::string> seen;  // one delivery per address, whatever field named it
-    auto add = [&](const std::vector<mail::Mailbox>& list, const char* type) {
-        for (const auto& m : list) {
-            if (std::find(seen.begin(), seen.end(), m.address()) != seen.end()) continue;
-            seen.push_back(m.address());
-            n.recipients.push_back(
-                {.address = m.address(), .domain = m.domain, .type = type, .next_attempt_at = now});
-        }
-    };
-    add(req.message.to, "to");
-    add(req.message.cc, "cc");
-    add(req.bcc, "bcc");
-
-    req.message.message_id = e.message_id;
-    req.message.date = now;
-    auto build = [spec = std::move(req.message)] { return mail::build_message(spec); };
-    auto blocking = ctx.deps.blocking;
-    n.raw = co_await core::run_blocking(std::move(blocking), std::move(build));
-    e.size_bytes = static_cast<std::int64_t>(n.raw.size());
-
-    json::object answer{
-        {"id", e.id},         {"status", e.status},   {"created_at", format_iso8601(e.created_at)},
-        {"to", e.to_display}, {"subject", e.subject}, {"from", from_display(e)}};
-    n.response = {.status = 200, .body = json::serialize(answer)};
-    n.idempotency_key = req.idempotency_key;
-    n.idempotency_expires_at = now + kIdempotencyTtlMs;
-    auto stored = co_await store.create_email(std::move(n));
-    if (!stored) co_return detail::internal_error("queue the email", stored.error());
-    if (*stored) co_return replay(**stored);  // another request with the key won the race
-    slot.keep = true;
-    co_return detail::json(200, answer);
+    const auto& queued = std::get<Queued>(outcome);
+    co_return http::Response{.status = queued.status, .body = queued.body};
 }
 
 asio::awaitable<http::Response> get_email(Context ctx) {

@@ -94,6 +94,22 @@ class EmailStore {
     virtual asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) = 0;
 };
 
+class InboundStore {
+  public:
+    virtual ~InboundStore() = default;
+    // Domains named `name` that take mail: VERIFIED with config.inbound, in any account.
+    virtual asio::awaitable<Result<std::vector<Domain>>> inbound_domains(std::string name) = 0;
+    // One row per receiving account and recipient, with attachments, in one transaction.
+    virtual asio::awaitable<Result<void>> create_inbound(std::vector<InboundEmail> emails) = 0;
+    // sort_by: received_at | subject | from_email. search: sender, recipient or subject.
+    virtual asio::awaitable<Result<Page<InboundEmail>>> list_inbound(SearchQuery query) = 0;
+    virtual asio::awaitable<Result<InboundEmail>> find_inbound(std::string account_id,
+                                                               std::string id) = 0;
+    virtual asio::awaitable<Result<InboundAttachment>> inbound_attachment(std::string account_id,
+                                                                          std::string id,
+                                                                          int index) = 0;
+};
+
 class QueueStore {
   public:
     virtual ~QueueStore() = default;
@@ -119,6 +135,7 @@ class Store : public AccountStore,
               public LogStore,
               public DomainStore,
               public EmailStore,
+              public InboundStore,
               public QueueStore {
   public:
     // Completes when everything submitted before it is durable.

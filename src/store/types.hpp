@@ -188,6 +188,36 @@ struct SearchQuery {
     std::optional<UnixMs> end;          // created on or before
 };
 
+// ---- inbound mail ----
+
+struct InboundAttachment {
+    int index = 0;
+    std::string filename;
+    std::string content_type;
+    std::int64_t size = 0;
+    std::string content_id;
+    std::string content;  // filled only when one attachment is read
+};
+
+struct InboundEmail {
+    std::string id;  // in_…
+    std::string account_id;
+    std::string domain_id;
+    std::string from_email;
+    std::string from_name;
+    std::string to_address;
+    std::string subject;
+    std::string reply_to;           // "" when none
+    std::string cc_json = "null";   // JSON array of the header Cc addresses, or null
+    std::string bcc_json = "null";  // JSON array: envelope recipients in neither To nor Cc
+    std::optional<std::string> text_body;
+    std::optional<std::string> html_body;
+    std::string headers_json = "[]";  // [[name, value], …]
+    std::string raw;                  // filled only by find_inbound
+    UnixMs received_at = 0;
+    std::vector<InboundAttachment> attachments;
+};
+
 // ---- the delivery queue ----
 
 struct QueuedRecipient {

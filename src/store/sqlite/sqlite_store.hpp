@@ -63,6 +63,14 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<Page<Email>>> list_emails(SearchQuery query) override;
     asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) override;
 
+    asio::awaitable<Result<std::vector<Domain>>> inbound_domains(std::string name) override;
+    asio::awaitable<Result<void>> create_inbound(std::vector<InboundEmail> emails) override;
+    asio::awaitable<Result<Page<InboundEmail>>> list_inbound(SearchQuery query) override;
+    asio::awaitable<Result<InboundEmail>> find_inbound(std::string account_id,
+                                                       std::string id) override;
+    asio::awaitable<Result<InboundAttachment>> inbound_attachment(std::string account_id,
+                                                                  std::string id,
+                                                                  int index) override;
     asio::awaitable<Result<std::vector<QueuedEmail>>> claim_due(UnixMs now, int limit,
                                                                 std::string owner,
                                                                 UnixMs lease_until) override;

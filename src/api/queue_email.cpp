@@ -1,0 +1,146 @@
+#include "api/queue_email.hpp"
+
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+
+#include "core/blocking.hpp"
+#include "core/id.hpp"
+#include "core/log.hpp"
+#include "crypto/keys.hpp"
+
+namespace posthorn::api {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr UnixMs kIdempotencyTtlMs = 24 * 3'600'000;  // our choice: keys are kept a day
+
+std::string join_addresses(const std::vector<mail::Mailbox>& list) {
+    std::string out;
+    for (const auto& m : list) out += (out.empty() ? "" : ", ") + m.address();
+    return out;
+}
+
+std::string return_token() {
+    static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+    std::string raw = crypto::random_string(20), out;
+    for (unsigned char c : raw) out.push_back(kAlphabet[c % kAlphabet.size()]);
+    return out;
+}
+
+// A slot of the send rate that goes back unless the email is stored.
+struct Slot {
+    RateLimiter& limiter;
+    std::string account;
+    UnixMs at;
+    bool keep = false;
+    ~Slot() {
+        if (!keep) limiter.release(account, at);
+    }
+};
+
+}  // namespace
+
+asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req) {
+    using R = std::variant<Queued, Refused>;
+    const auto from_domain = req.from.domain;
+    auto account = req.account_id;
+    auto domain = co_await deps.store.find_domain_by_name(std::move(account), from_domain);
+    if (!domain && domain.error() != store::errc::not_found) {
+        log::error("queue email: reading the domain: {}", domain.error().message());
+        co_return R(Refused{500, "INTERNAL_ERROR", "could not read the sender domain"});
+    }
+    if (!domain || domain->status != "VERIFIED")
+        co_return R(
+            Refused{403, "DOMAIN_NOT_VERIFIED",
+                    "the domain " + from_domain + " is not a verified domain of this account"});
+    if (!domain->sending)
+        co_return R(
+            Refused{403, "SENDING_DISABLED", "sending is disabled for the domain " + from_domain});
+
+    const auto now = deps.clock.now_ms();
+    if (auto denied = deps.rate_limiter.reserve(req.account_id, now))
+        co_return R(Refused{429, "RATE_LIMITED",
+                            "more than " + std::to_string(deps.sending.send_rate_per_minute) +
+                                " emails per minute; retry after " +
+                                std::to_string(denied->retry_after_s) + " s",
+                            denied->retry_after_s});
+    Slot slot{deps.rate_limiter, req.account_id, now};
+
+    store::NewEmail n;
+    auto& e = n.email;
+    e.id = new_id("em_", now);
+    e.account_id = req.account_id;
+    e.domain_id = domain->id;
+    e.from_email = req.from.address();
+    e.from_name = req.from.name;
+    e.to_display = join_addresses(req.to);
+    e.subject = req.subject;
+    e.message_id = req.message_id.empty() ? e.id + "@" + deps.smtp_hostname : req.message_id;
+    e.return_token = return_token();
+    e.track_opens = req.track_opens.value_or(domain->open_tracking);
+    e.track_clicks = req.track_clicks.value_or(domain->click_tracking);
+    e.source = req.source;
+    e.created_at = e.queued_at = now;
+    n.envelope = {
+        .id = new_id("env_", now),
+        .account_id = e.account_id,
+        .email_id = e.id,
+        .subject = e.subject,
+        .from_email = e.from_email,
+        .from_name = e.from_name,
+        .total_recipients = static_cast<int>(req.to.size() + req.cc.size() + req.bcc.size()),
+        .created_at = now};
+    std::vector<std::string> seen;  // one delivery per address, whatever field named it
+    auto add = [&](const std::vector<mail::Mailbox>& list, const char* type) {
+        for (const auto& m : list) {
+            if (std::find(seen.begin(), seen.end(), m.address()) != seen.end()) continue;
+            seen.push_back(m.address());
+            n.recipients.push_back(
+                {.address = m.address(), .domain = m.domain, .type = type, .next_attempt_at = now});
+        }
+    };
+    add(req.to, "to");
+    add(req.cc, "cc");
+    add(req.bcc, "bcc");
+
+    if (auto* spec = std::get_if<mail::MessageSpec>(&req.message)) {
+        spec->message_id = e.message_id;
+        spec->date = now;
+        auto build = [spec = std::move(*spec)] { return mail::build_message(spec); };
+        auto blocking = deps.blocking;
+        n.raw = co_await core::run_blocking(std::move(blocking), std::move(build));
+    } else {
+        n.raw = std::get<std::string>(std::move(req.message));
+    }
+    e.size_bytes = static_cast<std::int64_t>(n.raw.size());
+
+    json::object answer{
+        {"id", e.id},         {"status", e.status},   {"created_at", format_iso8601(e.created_at)},
+        {"to", e.to_display}, {"subject", e.subject}, {"from", req.from.display()}};
+    n.response = {.status = 200, .body = json::serialize(answer)};
+    n.idempotency_key = req.idempotency_key;
+    n.idempotency_expires_at = now + kIdempotencyTtlMs;
+    const auto id = e.id;
+    auto stored = co_await deps.store.create_email(std::move(n));
+    if (!stored) {
+        log::error("queue email: {}", stored.error().message());
+        co_return R(Refused{500, "INTERNAL_ERROR", "could not queue the email"});
+    }
+    if (*stored) {  // another request with the key won the race
+        const auto& r = **stored;
+        auto old = json::parse(r.body);
+        std::string old_id = old.is_object() && old.as_object().contains("id")
+                                 ? std::string(old.as_object().at("id").as_string())
+                                 : std::string();
+        co_return R(Queued{std::move(old_id), static_cast<unsigned>(r.status), r.body, true});
+    }
+    slot.keep = true;
+    co_return R(Queued{id, 200, json::serialize(answer), false});
+}
+
+}  // namespace posthorn::api

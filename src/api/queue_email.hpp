@@ -1,0 +1,47 @@
+// api/queue_email.hpp — what both front doors do with a message once they have read it:
+// check the sender's domain (VERIFIED, sending on), take a slot of the send rate, build the
+// message if needed, and store the email, its envelope, recipients and idempotency key in
+// one durable transaction (the queue). Used by POST /v1/emails and SMTP submission.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "api/v1.hpp"
+#include "mail/address.hpp"
+#include "mail/message.hpp"
+
+namespace posthorn::api {
+
+struct QueueRequest {
+    std::string account_id;
+    mail::Mailbox from;
+    std::vector<mail::Mailbox> to, cc, bcc;
+    std::string subject;
+    // The message to build (API), or one already written whose header block is final (SMTP).
+    std::variant<mail::MessageSpec, std::string> message;
+    std::string message_id;  // SMTP: the client's; empty: <em_…@smtp.hostname>
+    std::optional<std::string> idempotency_key;
+    std::optional<bool> track_opens, track_clicks;  // unset: the domain decides
+    std::string source = "api";
+};
+
+struct Queued {
+    std::string id;
+    unsigned status = 200;
+    std::string body;     // the JSON answer (replayed as is for an idempotency key)
+    bool replay = false;  // an earlier request with the same key made it
+};
+
+struct Refused {
+    unsigned status;  // 403, 429, 500
+    std::string code;
+    std::string message;
+    int retry_after_s = 0;
+};
+
+asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req);
+
+}  // namespace posthorn::api

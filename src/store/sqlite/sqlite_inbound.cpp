@@ -1,0 +1,217 @@
+// SqliteStore: mail received for the users' domains.
+#include "store/sqlite/detail/impl.hpp"
+
+namespace posthorn::store::sqlite {
+namespace {
+
+constexpr const char* kInboundColumns =
+    "i.id, i.account_id, COALESCE(i.domain_id, ''), i.from_email, COALESCE(i.from_name, ''), "
+    "i.to_address, i.subject, COALESCE(i.reply_to, ''), COALESCE(i.cc, 'null'), "
+    "COALESCE(i.bcc, 'null'), i.text_body, i.html_body, i.headers, i.received_at";
+
+InboundEmail read_inbound(const Stmt& s) {
+    return InboundEmail{
+        .id = s.text(0),
+        .account_id = s.text(1),
+        .domain_id = s.text(2),
+        .from_email = s.text(3),
+        .from_name = s.text(4),
+        .to_address = s.text(5),
+        .subject = s.text(6),
+        .reply_to = s.text(7),
+        .cc_json = s.text(8),
+        .bcc_json = s.text(9),
+        .text_body = s.is_null(10) ? std::nullopt : std::optional<std::string>(s.text(10)),
+        .html_body = s.is_null(11) ? std::nullopt : std::optional<std::string>(s.text(11)),
+        .headers_json = s.text(12),
+        .received_at = s.int64(13)};
+}
+
+Result<void> attachments_of(Db& db, InboundEmail& e) {
+    auto a = db.prepare(
+        "SELECT idx, COALESCE(filename, ''), content_type, size, COALESCE(content_id, '') "
+        "FROM inbound_attachments WHERE inbound_id = ?1 ORDER BY idx");
+    if (!a) return a.error();
+    a->bind(1, e.id);
+    for (;;) {
+        auto row = a->step();
+        if (!row) return row.error();
+        if (!*row) return {};
+        e.attachments.push_back({.index = static_cast<int>(a->int64(0)),
+                                 .filename = a->text(1),
+                                 .content_type = a->text(2),
+                                 .size = a->int64(3),
+                                 .content_id = a->text(4)});
+    }
+}
+
+std::string like_pattern(const std::string& needle) {
+    std::string out = "%";
+    for (char c : needle) {
+        if (c == '%' || c == '_' || c == '\\') out.push_back('\\');
+        out.push_back(c);
+    }
+    return out + "%";
+}
+
+}  // namespace
+
+asio::awaitable<Result<std::vector<Domain>>> SqliteStore::inbound_domains(std::string name) {
+    auto job = [name = std::move(name)](Db& db) -> Result<std::vector<Domain>> {
+        auto s = db.prepare(
+            "SELECT id, account_id FROM domains WHERE name = ?1 AND status = 'VERIFIED' AND "
+            "inbound = 1 ORDER BY created_at");
+        if (!s) return s.error();
+        s->bind(1, name);
+        std::vector<Domain> out;
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) return out;
+            out.push_back(Domain{.id = s->text(0), .account_id = s->text(1), .name = name});
+        }
+    };
+    co_return co_await impl_->read(std::move(job));
+}
+
+asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEmail> emails) {
+    auto job = [emails = std::move(emails)](Db& db) -> Result<void> {
+        for (const auto& e : emails) {
+            auto s = db.prepare(
+                "INSERT INTO inbound_emails (id, account_id, domain_id, from_email, from_name, "
+                "to_address, subject, reply_to, cc, bcc, text_body, html_body, headers, raw, "
+                "received_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+                "?14, ?15)");
+            if (!s) return s.error();
+            auto opt = [](const std::string& v) {
+                return v.empty() || v == "null" ? std::optional<std::string>{} : v;
+            };
+            auto r = s->bind(1, e.id)
+                         .bind(2, e.account_id)
+                         .bind(3, e.domain_id)
+                         .bind(4, e.from_email)
+                         .bind(5, opt(e.from_name))
+                         .bind(6, e.to_address)
+                         .bind(7, e.subject)
+                         .bind(8, opt(e.reply_to))
+                         .bind(9, opt(e.cc_json))
+                         .bind(10, opt(e.bcc_json))
+                         .bind(11, e.text_body)
+                         .bind(12, e.html_body)
+                         .bind(13, e.headers_json)
+                         .bind_blob(14, e.raw)
+                         .bind(15, e.received_at)
+                         .run();
+            if (!r) return r;
+            for (const auto& a : e.attachments) {
+                auto as = db.prepare(
+                    "INSERT INTO inbound_attachments (inbound_id, idx, filename, content_type, "
+                    "size, content_id, content) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+                if (!as) return as.error();
+                auto ar = as->bind(1, e.id)
+                              .bind(2, a.index)
+                              .bind(3, opt(a.filename))
+                              .bind(4, a.content_type)
+                              .bind(5, a.size)
+                              .bind(6, opt(a.content_id))
+                              .bind_blob(7, a.content)
+                              .run();
+                if (!ar) return ar;
+            }
+        }
+        return {};
+    };
+    co_return co_await impl_->writer.write<void>(std::move(job));
+}
+
+asio::awaitable<Result<Page<InboundEmail>>> SqliteStore::list_inbound(SearchQuery q) {
+    auto job = [q = std::move(q)](Db& db) -> Result<Page<InboundEmail>> {
+        std::string where = " FROM inbound_emails i WHERE i.account_id = ?1";
+        if (q.start) where += " AND i.received_at >= ?2";
+        if (q.end) where += " AND i.received_at <= ?3";
+        if (q.search)
+            where +=
+                " AND (i.from_email LIKE ?4 ESCAPE '\\' OR COALESCE(i.from_name, '') LIKE ?4 "
+                "ESCAPE '\\' OR i.to_address LIKE ?4 ESCAPE '\\' OR i.subject LIKE ?4 "
+                "ESCAPE '\\')";
+        std::string column = "received_at";
+        if (q.sort_by == "subject" || q.sort_by == "from_email") column = q.sort_by;
+        const char* dir = q.order == SortOrder::asc ? " ASC" : " DESC";
+        const std::string order = " ORDER BY i." + column + dir + ", i.id" + dir;
+        auto bind = [&](Stmt& s) {
+            s.bind(1, q.account_id);
+            if (q.start) s.bind(2, *q.start);
+            if (q.end) s.bind(3, *q.end);
+            if (q.search) s.bind(4, like_pattern(*q.search));
+        };
+        Page<InboundEmail> page;
+        {
+            auto c = db.prepare("SELECT COUNT(*)" + where);
+            if (!c) return c.error();
+            bind(*c);
+            auto row = c->step();
+            if (!row) return row.error();
+            page.total = c->int64(0);
+        }
+        auto s = db.prepare(std::string("SELECT ") + kInboundColumns + where + order +
+                            " LIMIT ?5 OFFSET ?6");
+        if (!s) return s.error();
+        bind(*s);
+        s->bind(5, q.limit).bind(6, (q.page - 1) * q.limit);
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            page.items.push_back(read_inbound(*s));
+        }
+        for (auto& e : page.items)
+            if (auto r = attachments_of(db, e); !r) return r.error();
+        return page;
+    };
+    co_return co_await impl_->read(std::move(job));
+}
+
+asio::awaitable<Result<InboundEmail>> SqliteStore::find_inbound(std::string account_id,
+                                                                std::string id) {
+    auto job = [account_id = std::move(account_id),
+                id = std::move(id)](Db& db) -> Result<InboundEmail> {
+        auto s = db.prepare(std::string("SELECT ") + kInboundColumns +
+                            ", i.raw FROM inbound_emails i WHERE i.account_id = ?1 AND i.id = ?2");
+        if (!s) return s.error();
+        s->bind(1, account_id).bind(2, id);
+        auto row = s->step();
+        if (!row) return row.error();
+        if (!*row) return errc::not_found;
+        auto e = read_inbound(*s);
+        e.raw = s->text(14);
+        if (auto r = attachments_of(db, e); !r) return r.error();
+        return e;
+    };
+    co_return co_await impl_->read(std::move(job));
+}
+
+asio::awaitable<Result<InboundAttachment>> SqliteStore::inbound_attachment(std::string account_id,
+                                                                           std::string id,
+                                                                           int index) {
+    auto job = [account_id = std::move(account_id), id = std::move(id),
+                index](Db& db) -> Result<InboundAttachment> {
+        auto s = db.prepare(
+            "SELECT a.idx, COALESCE(a.filename, ''), a.content_type, a.size, "
+            "COALESCE(a.content_id, ''), a.content FROM inbound_attachments a JOIN inbound_emails "
+            "i ON i.id = a.inbound_id WHERE i.account_id = ?1 AND i.id = ?2 AND a.idx = ?3");
+        if (!s) return s.error();
+        s->bind(1, account_id).bind(2, id).bind(3, index);
+        auto row = s->step();
+        if (!row) return row.error();
+        if (!*row) return errc::not_found;
+        return InboundAttachment{.index = static_cast<int>(s->int64(0)),
+                                 .filename = s->text(1),
+                                 .content_type = s->text(2),
+                                 .size = s->int64(3),
+                                 .content_id = s->text(4),
+                                 .content = s->text(5)};
+    };
+    co_return co_await impl_->read(std::move(job));
+}
+
+}  // namespace posthorn::store::sqlite
