@@ -16,6 +16,10 @@ enum class Disposition { delivered, transient, bounced, failed };
 struct Outcome {
     Disposition disposition = Disposition::transient;
     std::string response;  // the server's reply verbatim, or our words for what happened
+    // The refusal concerned this recipient (a 5xx to its RCPT, or a 5.1.x mailbox code),
+    // so a bounce puts the address on the suppression list. A 5xx to MAIL or to the
+    // message as a whole (policy, content) says nothing about the address.
+    bool about_recipient = false;
 };
 
 Outcome classify_reply(const smtp::Reply& reply);

@@ -79,7 +79,7 @@ store::RecipientOutcome QueueManager::Impl::outcome_for(const store::QueuedRecip
             break;
         case Disposition::bounced:
             out.status = "BOUNCED";
-            out.suppress = true;
+            out.suppress = o.about_recipient;
             ++counters.bounced;
             break;
         case Disposition::failed:
@@ -231,14 +231,19 @@ asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vecto
             continue;
         }
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            if (!tx->mail.positive())
+            if (!tx->mail.positive()) {
                 outcomes[i] = classify_reply(tx->mail);
-            else if (tx->rcpt[i] && !tx->rcpt[i]->positive())
+            } else if (tx->rcpt[i] && !tx->rcpt[i]->positive()) {
                 outcomes[i] = classify_reply(*tx->rcpt[i]);
-            else if (tx->data)
+                outcomes[i].about_recipient = true;
+            } else if (tx->data) {
                 outcomes[i] = classify_reply(*tx->data);
-            else
+                // RFC 3463: 5.1.x is about the mailbox, whatever the stage.
+                const auto& lines = tx->data->lines;
+                outcomes[i].about_recipient = !lines.empty() && lines.back().rfind("5.1.", 0) == 0;
+            } else {
                 outcomes[i] = {Disposition::transient, "no reply to DATA"};
+            }
         }
         co_await finish(job, outcomes);
     }

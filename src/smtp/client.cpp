@@ -127,6 +127,7 @@ struct Client::Impl {
             parse_ehlo(*r);
             co_return r;
         }
+        if (r->code < 500) co_return r;  // 421 and the like: not a server without EHLO
         // RFC 5321 §4.1.1.1: an old server that does not know EHLO; try HELO.
         extensions.clear();
         co_return co_await command("HELO " + options.helo_name);
@@ -199,6 +200,8 @@ asio::awaitable<Result<Transaction>> Client::send(Envelope env) {
     bool utf8 = needs_utf8(env.mail_from);
     for (const auto& r : env.rcpt_to) utf8 = utf8 || needs_utf8(r);
     bool eight_bit = needs_utf8(env.data);
+    // RFC 6531 §3.4: UTF-8 addresses only to a server that says SMTPUTF8.
+    if (utf8 && !has_extension("SMTPUTF8")) co_return errc::smtputf8_unsupported;
 
     std::string mail = "MAIL FROM:<" + env.mail_from + ">";
     if (has_extension("SIZE")) mail += " SIZE=" + std::to_string(data.size());

@@ -9,12 +9,13 @@
 namespace posthorn::smtp {
 
 enum class errc {
-    line_too_long = 1,  // a reply line or a reply over the limits
-    malformed_reply,    // not "DDD text"
-    unexpected_eof,     // the server closed the connection mid-conversation
-    tls_unavailable,    // TLS required, and STARTTLS not offered or refused
-    tls_failed,         // the TLS handshake failed
-    not_ready,          // used before open() succeeded, or after the session broke
+    line_too_long = 1,     // a reply line or a reply over the limits
+    malformed_reply,       // not "DDD text"
+    unexpected_eof,        // the server closed the connection mid-conversation
+    tls_unavailable,       // TLS required, and STARTTLS not offered or refused
+    tls_failed,            // the TLS handshake failed
+    not_ready,             // used before open() succeeded, or after the session broke
+    smtputf8_unsupported,  // UTF-8 addresses, and the server does not offer SMTPUTF8
 };
 
 const boost::system::error_category& error_category() noexcept;

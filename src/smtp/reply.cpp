@@ -25,6 +25,8 @@ class Category final : public boost::system::error_category {
                 return "TLS handshake failed";
             case errc::not_ready:
                 return "session not ready";
+            case errc::smtputf8_unsupported:
+                return "the server does not accept UTF-8 addresses (no SMTPUTF8)";
         }
         return "unknown SMTP error";
     }

@@ -126,7 +126,7 @@ class QueueStore {
     virtual asio::awaitable<Result<std::int64_t>> release_leases(std::string owner) = 0;
     virtual asio::awaitable<Result<std::vector<DkimKey>>> active_dkim_keys(
         std::string domain_id) = 0;
-    // Called (on the store's writer thread) after each commit that queued new mail, so that
+    // Called (on the caller's executor, after the commit) each time new mail is queued, so that
     // delivery wakes at once instead of at its next poll. Set once, before serving.
     virtual void set_queue_listener(std::function<void()> listener) = 0;
 };

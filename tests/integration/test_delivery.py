@@ -167,12 +167,16 @@ def test_refused_at_rcpt_bounces_and_suppresses(world):
     assert len(sink.rcpt_attempts) == attempts_before
 
 
-def test_refused_after_data_bounces(world):
-    world.sink("refuse", Script(data=["554 5.7.1 message content rejected"]))
+def test_refused_after_data_bounces_without_suppressing(world):
+    sink = world.sink("refuse", Script(data=["554 5.7.1 message content rejected"]))
     ph, key = world.server()
     e = wait_status(ph, key, send(ph, key, "a@refuse.example.net"))
     assert e["status"] == "BOUNCED"
     assert e["recipients"][0]["last_response"] == "554 5.7.1 message content rejected"
+    # A refusal of the content says nothing about the address: the next email is tried.
+    e2 = wait_status(ph, key, send(ph, key, "a@refuse.example.net"))
+    assert e2["status"] == "DELIVERED", e2
+    assert len(sink.wait_messages(1)) == 1
 
 
 def test_connection_dropped_in_data_is_retried(world):
