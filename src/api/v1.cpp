@@ -7,6 +7,7 @@
 #include "api/detail/context.hpp"
 #include "api/domains.hpp"
 #include "api/emails.hpp"
+#include "api/inbound.hpp"
 #include "api/keys.hpp"
 #include "api/logs.hpp"
 #include "core/id.hpp"
@@ -58,6 +59,9 @@ struct V1::Impl {
         add("POST", "/v1/domains/{identifier}/verify", &verify_domain);
         add("POST", "/v1/emails", &send_email);
         add("GET", "/v1/emails/envelope", &list_envelopes);
+        add("GET", "/v1/emails/inbound", &list_inbound);
+        add("GET", "/v1/emails/inbound/{id}", &get_inbound);
+        add("GET", "/v1/emails/inbound/{id}/attachments/{index}", &get_inbound_attachment);
         add("GET", "/v1/emails/{id}", &get_email);
         add("GET", "/v1/email", &list_emails);
     }

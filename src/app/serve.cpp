@@ -7,16 +7,19 @@
 #include <thread>
 
 #include "api/domains.hpp"
+#include "api/smtp_doors.hpp"
 #include "api/v1.hpp"
 #include "app/store_open.hpp"
 #include "core/clock.hpp"
 #include "core/io_pool.hpp"
 #include "core/log.hpp"
 #include "crypto/keys.hpp"
+#include "crypto/tls.hpp"
 #include "delivery/queue_manager.hpp"
 #include "dns/cares_resolver.hpp"
 #include "http/server.hpp"
 #include "mail/message.hpp"
+#include "smtp/server.hpp"
 
 namespace posthorn::app {
 namespace {
@@ -76,6 +79,7 @@ api::DomainPolicy domain_policy(const Config& c) {
 // On the first signal: stop accepting, let requests in flight finish (up to the grace
 // period), then stop the main loop. serve() flushes the store afterwards.
 asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server& server,
+                                         smtp::Server& submission, smtp::Server& inbound,
                                          delivery::QueueManager& queue, asio::io_context& main) {
     auto [ec, sig] = co_await signals.async_wait(use_nothrow_awaitable);
     if (ec) co_return;
@@ -87,15 +91,19 @@ asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server
         main.stop();
     });
     server.stop();
+    submission.stop();
+    inbound.stop();
     queue.stop();
     asio::steady_timer poll(co_await asio::this_coro::executor);
     const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
-    while (server.connections() > 0 && std::chrono::steady_clock::now() < deadline) {
+    auto open = [&] {
+        return server.connections() + submission.connections() + inbound.connections();
+    };
+    while (open() > 0 && std::chrono::steady_clock::now() < deadline) {
         poll.expires_after(std::chrono::milliseconds(20));
         co_await poll.async_wait(use_nothrow_awaitable);
     }
-    if (server.connections() > 0)
-        log::warn("{} connections still open after the grace period", server.connections());
+    if (open() > 0) log::warn("{} connections still open after the grace period", open());
     main.stop();
 }
 
@@ -165,6 +173,58 @@ int serve(const Config& config) {
         pool,
         {.listen = {address, config.http.listen.port}, .body_limit = config.http_body_limit()},
         [&v1](http::Request req) { return v1.handle(std::move(req)); });
+    // SMTP: one server implementation, two doors with their own policies.
+    std::shared_ptr<boost::asio::ssl::context> smtp_tls;
+    try {
+        auto [cert, key] =
+            config.smtp.tls_cert.empty()
+                ? crypto::ensure_self_signed(config.server.data_dir, config.smtp.hostname)
+                : std::pair{config.smtp.tls_cert, config.smtp.tls_key};
+        smtp_tls = crypto::server_context(cert, key);
+    } catch (const std::exception& e) {
+        log::error("SMTP TLS certificate: {}", e.what());
+        return 1;
+    }
+    auto smtp_address = [](const HostPort& hp) {
+        return asio::ip::tcp::endpoint(asio::ip::make_address(hp.host), hp.port);
+    };
+    smtp::Server submission(
+        pool,
+        {.listen = smtp_address(config.smtp.submission_listen),
+         .hostname = config.smtp.hostname,
+         .max_message_bytes = config.http_body_limit(),
+         .max_recipients = static_cast<std::size_t>(config.limits.max_recipients),
+         .offer_auth = true,
+         .auth_requires_tls = !config.smtp.allow_auth_without_tls,
+         .require_auth = true,
+         .tls = smtp_tls},
+        [&v1_deps = deps](std::string ip) {
+            return api::make_submission_handler(v1_deps, std::move(ip));
+        });
+    smtp::Server inbound(pool,
+                         {.listen = smtp_address(config.smtp.inbound_listen),
+                          .hostname = config.smtp.hostname,
+                          .max_message_bytes = config.http_body_limit(),
+                          .max_recipients = static_cast<std::size_t>(config.limits.max_recipients),
+                          .tls = smtp_tls},
+                         [&v1_deps = deps](std::string ip) {
+                             return api::make_inbound_handler(v1_deps, std::move(ip));
+                         });
+    auto sub_bound = submission.start();
+    if (!sub_bound) {
+        log::error("cannot listen on {} (submission): {}",
+                   config.smtp.submission_listen.to_string(), sub_bound.error().message());
+        (*store)->close();
+        return 1;
+    }
+    auto in_bound = inbound.start();
+    if (!in_bound) {
+        log::error("cannot listen on {} (inbound): {}", config.smtp.inbound_listen.to_string(),
+                   in_bound.error().message());
+        (*store)->close();
+        return 1;
+    }
+
     auto bound = server.start();
     if (!bound) {
         log::error("cannot listen on {}: {}", config.http.listen.to_string(),
@@ -174,12 +234,17 @@ int serve(const Config& config) {
     }
     pool.start();
     asio::co_spawn(pool.context(pool.size() - 1), queue.run(), asio::detached);
-    log::info("posthorn serving: http on {}:{} ({} threads), database {}",
-              bound->address().to_string(), bound->port(), cores, config.database.url);
+    log::info(
+        "posthorn serving: http on {}:{}, submission on {}:{}, inbound on {}:{} ({} threads), "
+        "database {}",
+        bound->address().to_string(), bound->port(), sub_bound->address().to_string(),
+        sub_bound->port(), in_bound->address().to_string(), in_bound->port(), cores,
+        config.database.url);
 
     asio::io_context main;
     asio::signal_set signals(main, SIGINT, SIGTERM);
-    asio::co_spawn(main, shutdown_on_signal(signals, server, queue, main), asio::detached);
+    asio::co_spawn(main, shutdown_on_signal(signals, server, submission, inbound, queue, main),
+                   asio::detached);
     asio::co_spawn(main, retention_loop(**store, clock, config.retention.logs_days),
                    asio::detached);
     const auto tick = std::chrono::seconds(

@@ -185,7 +185,7 @@ class Session {
             if (eol != std::string::npos) {
                 std::string line = in_.substr(0, eol);
                 in_.erase(0, eol + 1);
-                if (skipping_) {
+                if (skipping_ || line.size() + 1 > kMaxLine) {
                     skipping_ = false;
                     queue(reply(500, "5.5.2 Line too long"));
                     if (!bad()) co_return std::nullopt;

@@ -42,13 +42,15 @@ class Posthorn:
                  config: pathlib.Path | None = None):
         self.data_dir = pathlib.Path(data_dir)
         self.http_port = free_port()
+        self.submission_port = free_port()
+        self.inbound_port = free_port()
         self.config = config
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("POSTHORN_")}
         self.env.update({
             "POSTHORN_SERVER_DATA_DIR": str(self.data_dir),
             "POSTHORN_HTTP_LISTEN": f"127.0.0.1:{self.http_port}",
-            "POSTHORN_SMTP_SUBMISSION_LISTEN": f"127.0.0.1:{free_port()}",
-            "POSTHORN_SMTP_INBOUND_LISTEN": f"127.0.0.1:{free_port()}",
+            "POSTHORN_SMTP_SUBMISSION_LISTEN": f"127.0.0.1:{self.submission_port}",
+            "POSTHORN_SMTP_INBOUND_LISTEN": f"127.0.0.1:{self.inbound_port}",
         })
         self.env.update(env or {})
         self.proc: subprocess.Popen | None = None

@@ -1,0 +1,122 @@
+#include "api/inbound.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+
+namespace posthorn::api {
+
+namespace json = boost::json;
+using detail::Context;
+
+namespace {
+
+json::value or_null(const std::string& s) {
+    return s.empty() ? json::value(nullptr) : json::value(s);
+}
+
+json::object summary(const store::InboundEmail& e) {
+    json::array attachments;
+    for (const auto& a : e.attachments)
+        attachments.push_back(json::object{{"index", a.index},
+                                           {"filename", or_null(a.filename)},
+                                           {"content_type", a.content_type},
+                                           {"size", a.size},
+                                           {"content_id", or_null(a.content_id)}});
+    return {{"id", e.id},
+            {"from_email", e.from_email},
+            {"from_name", or_null(e.from_name)},
+            {"to_address", e.to_address},
+            {"subject", e.subject},
+            {"reply_to", or_null(e.reply_to)},
+            {"cc", json::parse(e.cc_json)},
+            {"bcc", json::parse(e.bcc_json)},
+            {"received_at", format_iso8601(e.received_at)},
+            {"attachments", std::move(attachments)}};
+}
+
+}  // namespace
+
+asio::awaitable<http::Response> list_inbound(Context ctx) {
+    auto paging = parse_paging(ctx.req, 20, "sort_order");
+    if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
+    const auto& p = std::get<Paging>(paging);
+    store::SearchQuery q{.account_id = ctx.account_id,
+                         .page = p.page,
+                         .limit = p.limit,
+                         .sort_by = "received_at",
+                         .order = p.order};
+    if (auto v = ctx.req.param("sort_by")) {
+        if (*v != "received_at" && *v != "subject" && *v != "from_email")
+            co_return detail::validation_error(
+                "sort_by must be received_at, subject or from_email");
+        q.sort_by = std::string(*v);
+    }
+    for (const char* name : {"start_date", "end_date"}) {
+        auto v = ctx.req.param(name);
+        if (!v) continue;
+        auto t = parse_iso8601(*v);
+        if (!t)
+            co_return detail::validation_error(std::string(name) +
+                                               " must be an ISO 8601 date or time");
+        const bool end = std::string_view(name) == "end_date";
+        if (end && v->size() == 10) *t += 86'400'000 - 1;  // a date alone: to its end
+        (end ? q.end : q.start) = *t;
+    }
+    if (auto s = ctx.req.param("search"); s && !s->empty()) q.search = std::string(*s);
+    auto page = co_await ctx.deps.store.list_inbound(std::move(q));
+    if (!page) co_return detail::internal_error("list inbound email", page.error());
+    json::array data;
+    for (const auto& e : page->items) data.push_back(summary(e));
+    co_return detail::json(200, json::object{{"data", std::move(data)},
+                                             {"pagination", detail::pagination(p, page->total)}});
+}
+
+asio::awaitable<http::Response> get_inbound(Context ctx) {
+    auto account = ctx.account_id;
+    auto id = detail::param(ctx, "id");
+    auto e = co_await ctx.deps.store.find_inbound(std::move(account), std::move(id));
+    if (!e) {
+        if (e.error() == store::errc::not_found)
+            co_return detail::not_found("inbound email not found");
+        co_return detail::internal_error("read the inbound email", e.error());
+    }
+    auto o = summary(*e);
+    o["text"] = e->text_body ? json::value(*e->text_body) : json::value(nullptr);
+    o["html"] = e->html_body ? json::value(*e->html_body) : json::value(nullptr);
+    json::array headers;
+    const auto parsed_headers = json::parse(e->headers_json);  // outlives the loop
+    for (const auto& h : parsed_headers.as_array()) {
+        const auto& pair = h.as_array();
+        headers.push_back(json::object{{"name", pair.at(0)}, {"value", pair.at(1)}});
+    }
+    o["headers"] = std::move(headers);
+    co_return detail::json(200, o);
+}
+
+asio::awaitable<http::Response> get_inbound_attachment(Context ctx) {
+    auto index = parse_int(detail::param(ctx, "index"));
+    if (!index || *index < 0 || *index > 100000)
+        co_return detail::not_found("attachment not found");
+    auto account = ctx.account_id;
+    auto id = detail::param(ctx, "id");
+    auto a = co_await ctx.deps.store.inbound_attachment(std::move(account), std::move(id),
+                                                        static_cast<int>(*index));
+    if (!a) {
+        if (a.error() == store::errc::not_found)
+            co_return detail::not_found("attachment not found");
+        co_return detail::internal_error("read the attachment", a.error());
+    }
+    http::Response res{
+        .status = 200, .body = std::move(a->content), .content_type = a->content_type};
+    std::string safe;  // a filename fit for a quoted-string
+    for (char c : a->filename)
+        if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) safe.push_back(c);
+    res.headers.emplace_back(
+        "Content-Disposition",
+        "attachment" + (safe.empty() ? std::string() : "; filename=\"" + safe + "\""));
+    res.headers.emplace_back("X-Content-Type-Options", "nosniff");
+    co_return res;
+}
+
+}  // namespace posthorn::api

@@ -1,0 +1,293 @@
+#include "api/smtp_doors.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+
+#include "api/keys.hpp"
+#include "api/queue_email.hpp"
+#include "core/blocking.hpp"
+#include "core/id.hpp"
+#include "core/log.hpp"
+#include "crypto/hash.hpp"
+#include "mail/address.hpp"
+#include "mail/parse.hpp"
+
+namespace posthorn::api {
+
+namespace json = boost::json;
+using smtp::Reply;
+
+namespace {
+
+Reply reply(int code, std::string text) { return Reply{code, {std::move(text)}}; }
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::optional<std::string> header(const mail::ParsedMessage& m, std::string_view name) {
+    for (const auto& [k, v] : m.headers)
+        if (lower(k) == lower(std::string(name))) return v;
+    return std::nullopt;
+}
+
+std::vector<mail::Mailbox> mailboxes(const std::vector<mail::ParsedAddress>& list) {
+    std::vector<mail::Mailbox> out;
+    for (const auto& a : list) {
+        auto m = mail::parse_mailbox(a.address);
+        if (auto* box = std::get_if<mail::Mailbox>(&m)) {
+            box->name = a.name;
+            out.push_back(std::move(*box));
+        }
+    }
+    return out;
+}
+
+asio::awaitable<mail::ParsedMessage> parse_off_thread(asio::any_io_executor pool, std::string raw) {
+    auto work = [raw = std::move(raw)] { return mail::parse_message(raw); };
+    co_return co_await core::run_blocking(std::move(pool), std::move(work));
+}
+
+// ---- submission ----
+
+class Submission final : public smtp::SessionHandler {
+  public:
+    Submission(const Deps& d, std::string ip) : deps_(d), ip_(std::move(ip)) {}
+
+    asio::awaitable<Reply> on_auth(std::string, std::string user, std::string password) override {
+        // INTERFACE: both the SMTP user name and the password are the API key.
+        if (user != password || !looks_like_api_key(user))
+            co_return reply(535, "5.7.8 Authentication credentials invalid");
+        auto hash = hash_api_key(user);
+        auto key = co_await deps_.store.find_api_key(hash);
+        if (!key || !crypto::equal_ct(key->hash, hash) || key->revoked_at)
+            co_return reply(535, "5.7.8 Authentication credentials invalid");
+        account_ = key->account_id;
+        co_return reply(235, "2.7.0 Authentication successful");
+    }
+
+    asio::awaitable<Reply> on_mail_from(std::string address, std::size_t) override {
+        auto m = mail::parse_mailbox(address);
+        if (!std::holds_alternative<mail::Mailbox>(m))
+            co_return reply(553, "5.1.7 Bad sender address syntax");
+        auto refusal = co_await check_domain(std::get<mail::Mailbox>(m).domain);
+        if (refusal) co_return *refusal;
+        co_return reply(250, "2.1.0 Sender OK");
+    }
+
+    asio::awaitable<Reply> on_rcpt_to(std::string address) override {
+        auto m = mail::parse_mailbox(address);
+        if (!std::holds_alternative<mail::Mailbox>(m))
+            co_return reply(553, "5.1.3 Bad recipient address syntax");
+        if (rcpts_ >= static_cast<std::size_t>(deps_.sending.max_recipients))
+            co_return reply(452, "4.5.3 Too many recipients");
+        ++rcpts_;
+        co_return reply(250, "2.1.5 Recipient OK");
+    }
+
+    asio::awaitable<Reply> on_message(smtp::ReceivedMessage msg) override {
+        auto pool = deps_.blocking;
+        auto parsed = co_await parse_off_thread(std::move(pool), msg.data);
+        if (parsed.from.size() != 1)
+            co_return reply(550, "5.6.0 The message needs one From address");
+        auto from = mailboxes(parsed.from);
+        if (from.empty()) co_return reply(550, "5.1.7 The From address is not valid");
+        if (auto refusal = co_await check_domain(from.front().domain)) co_return *refusal;
+
+        QueueRequest q{.account_id = account_, .from = from.front(), .source = "smtp"};
+        q.to = mailboxes(parsed.to);
+        q.cc = mailboxes(parsed.cc);
+        q.subject = parsed.subject;
+        // Envelope recipients: To and Cc as the headers say, the rest are Bcc.
+        std::vector<mail::Mailbox> to, cc, bcc;
+        auto in = [](const std::vector<mail::Mailbox>& list, const std::string& a) {
+            return std::any_of(list.begin(), list.end(), [&](const mail::Mailbox& m) {
+                return lower(m.address()) == lower(a);
+            });
+        };
+        for (const auto& r : msg.rcpt_to) {
+            auto m = mail::parse_mailbox(r);
+            if (!std::holds_alternative<mail::Mailbox>(m)) continue;
+            auto box = std::get<mail::Mailbox>(std::move(m));
+            if (in(q.to, box.address()))
+                to.push_back(std::move(box));
+            else if (in(q.cc, box.address()))
+                cc.push_back(std::move(box));
+            else
+                bcc.push_back(std::move(box));
+        }
+        q.to = std::move(to);
+        q.cc = std::move(cc);
+        q.bcc = std::move(bcc);
+        if (q.to.empty() && q.cc.empty() && q.bcc.empty())
+            co_return reply(554, "5.5.1 No valid recipients");
+
+        auto flag = [&](std::string_view name) -> std::optional<bool> {
+            auto v = header(parsed, name);
+            if (!v) return std::nullopt;
+            return lower(*v).find("true") != std::string::npos;
+        };
+        q.track_opens = flag("X-Track-Opens");
+        q.track_clicks = flag("X-Track-Clicks");
+        if (!parsed.message_id.empty()) {
+            q.message_id = parsed.message_id;
+            q.idempotency_key = "smtp:" + parsed.message_id;  // INTERFACE: the Message-ID
+        }
+        std::vector<std::pair<std::string, std::string>> add;
+        if (parsed.message_id.empty()) {  // RFC 5322 §3.6.4: a message should have one
+            q.message_id = new_id("msg_", deps_.clock.now_ms()) + "@" + deps_.smtp_hostname;
+            add.emplace_back("Message-ID", "<" + q.message_id + ">");
+        }
+        if (!header(parsed, "Date")) add.emplace_back("Date", rfc5322_date(deps_.clock.now_ms()));
+        q.message = mail::edit_headers(msg.data, {"X-Track-Opens", "X-Track-Clicks", "Bcc"}, add);
+
+        auto outcome = co_await queue_email(deps_, std::move(q));
+        if (auto* r = std::get_if<Refused>(&outcome)) {
+            if (r->status == 429)
+                co_return reply(451, "4.7.1 Sending rate exceeded; try again in " +
+                                         std::to_string(r->retry_after_s) + " s");
+            if (r->status == 403) co_return reply(550, "5.7.1 " + r->message);
+            co_return reply(451, "4.3.0 Temporary failure, try again");
+        }
+        co_return reply(250, "2.0.0 Ok: queued as " + std::get<Queued>(outcome).id);
+    }
+
+    void on_reset() override { rcpts_ = 0; }
+
+  private:
+    static std::string rfc5322_date(UnixMs now) {
+        std::time_t t = static_cast<std::time_t>(now / 1000);
+        std::tm tm{};
+        gmtime_r(&t, &tm);
+        char buf[64];
+        std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S +0000", &tm);
+        return buf;
+    }
+
+    asio::awaitable<std::optional<Reply>> check_domain(std::string domain) {
+        if (account_.empty()) co_return reply(530, "5.7.0 Authentication required");
+        auto account = account_;
+        auto d = co_await deps_.store.find_domain_by_name(std::move(account), domain);
+        if (!d || d->status != "VERIFIED")
+            co_return reply(
+                550, "5.7.1 The domain " + domain + " is not a verified domain of this account");
+        if (!d->sending) co_return reply(550, "5.7.1 Sending is disabled for the domain " + domain);
+        co_return std::nullopt;
+    }
+
+    const Deps& deps_;
+    std::string ip_;
+    std::string account_;
+    std::size_t rcpts_ = 0;
+};
+
+// ---- inbound ----
+
+class Inbound final : public smtp::SessionHandler {
+  public:
+    Inbound(const Deps& d, std::string ip) : deps_(d), ip_(std::move(ip)) {}
+
+    asio::awaitable<Reply> on_auth(std::string, std::string, std::string) override {
+        co_return reply(502, "5.5.1 AUTH not available here");
+    }
+
+    asio::awaitable<Reply> on_mail_from(std::string, std::size_t) override {
+        co_return reply(250, "2.1.0 Sender OK");
+    }
+
+    asio::awaitable<Reply> on_rcpt_to(std::string address) override {
+        auto m = mail::parse_mailbox(address);
+        if (!std::holds_alternative<mail::Mailbox>(m))
+            co_return reply(501, "5.1.3 Bad recipient address syntax");
+        auto box = std::get<mail::Mailbox>(std::move(m));
+        auto domain = box.domain;
+        auto owners = co_await deps_.store.inbound_domains(std::move(domain));
+        if (!owners) co_return reply(451, "4.3.0 Temporary failure, try again");
+        if (owners->empty())
+            co_return reply(550,
+                            "5.7.1 Relaying denied: " + box.domain + " does not receive mail here");
+        targets_.push_back({box.address(), std::move(*owners)});
+        co_return reply(250, "2.1.5 Recipient OK");
+    }
+
+    asio::awaitable<Reply> on_message(smtp::ReceivedMessage msg) override {
+        auto pool = deps_.blocking;
+        auto parsed = co_await parse_off_thread(std::move(pool), msg.data);
+        const auto now = deps_.clock.now_ms();
+        auto addrs = [](const std::vector<mail::ParsedAddress>& list) {
+            json::array a;
+            for (const auto& x : list) a.emplace_back(lower(x.address));
+            return a;
+        };
+        const auto to = addrs(parsed.to), cc = addrs(parsed.cc);
+        json::array headers;
+        for (const auto& [k, v] : parsed.headers)
+            headers.push_back(json::array{json::value(k), json::value(v)});
+        const auto headers_json = json::serialize(headers);
+        std::vector<store::InboundEmail> rows;
+        std::string first_id;
+        for (const auto& [address, owners] : targets_) {
+            json::array bcc;
+            const auto a = lower(address);
+            if (std::find(to.begin(), to.end(), json::value(a)) == to.end() &&
+                std::find(cc.begin(), cc.end(), json::value(a)) == cc.end())
+                bcc.emplace_back(a);
+            for (const auto& d : owners) {
+                store::InboundEmail e{
+                    .id = new_id("in_", now),
+                    .account_id = d.account_id,
+                    .domain_id = d.id,
+                    .from_email = parsed.from.empty() ? msg.mail_from : parsed.from.front().address,
+                    .from_name = parsed.from.empty() ? "" : parsed.from.front().name,
+                    .to_address = address,
+                    .subject = parsed.subject,
+                    .reply_to = parsed.reply_to.empty() ? "" : parsed.reply_to.front().address,
+                    .cc_json = cc.empty() ? "null" : json::serialize(cc),
+                    .bcc_json = bcc.empty() ? "null" : json::serialize(bcc),
+                    .text_body = parsed.text,
+                    .html_body = parsed.html,
+                    .headers_json = headers_json,
+                    .raw = msg.data,
+                    .received_at = now};
+                int index = 0;
+                for (const auto& att : parsed.attachments)
+                    e.attachments.push_back({.index = index++,
+                                             .filename = att.filename,
+                                             .content_type = att.content_type,
+                                             .size = static_cast<std::int64_t>(att.content.size()),
+                                             .content_id = att.content_id,
+                                             .content = att.content});
+                if (first_id.empty()) first_id = e.id;
+                rows.push_back(std::move(e));
+            }
+        }
+        auto stored = co_await deps_.store.create_inbound(std::move(rows));
+        if (!stored) {
+            log::error("inbound: storing a message: {}", stored.error().message());
+            co_return reply(451, "4.3.0 Temporary failure, try again");
+        }
+        co_return reply(250, "2.0.0 Ok: queued as " + first_id);
+    }
+
+    void on_reset() override { targets_.clear(); }
+
+  private:
+    const Deps& deps_;
+    std::string ip_;
+    std::vector<std::pair<std::string, std::vector<store::Domain>>> targets_;
+};
+
+}  // namespace
+
+std::unique_ptr<smtp::SessionHandler> make_submission_handler(const Deps& deps, std::string ip) {
+    return std::make_unique<Submission>(deps, std::move(ip));
+}
+
+std::unique_ptr<smtp::SessionHandler> make_inbound_handler(const Deps& deps, std::string ip) {
+    return std::make_unique<Inbound>(deps, std::move(ip));
+}
+
+}  // namespace posthorn::api

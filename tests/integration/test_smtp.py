@@ -1,0 +1,263 @@
+"""The SMTP server: submission (smtplib and swaks as real clients) and the inbound MX
+(never an open relay), GET /v1/emails/inbound, and hostile input on both ports."""
+import base64
+import email.message
+import shutil
+import smtplib
+import socket
+import ssl
+import subprocess
+import time
+
+import pytest
+
+from support.dnsmasq import Dnsmasq
+from support.domains import dns_env, verified_domain
+from support.posthorn import free_port
+from support.smtp_sink import SmtpSink
+
+SENDER = "mail.example.com"
+
+
+@pytest.fixture
+def world(tmp_path, posthorn_factory):
+    dns = Dnsmasq(tmp_path / "dns")
+    port = free_port()
+    dns.mx("sink.example.net", "mx.sink.example.net", 10)
+    dns.host("mx.sink.example.net", "127.0.0.2")
+    dns.start()
+    sink = SmtpSink("127.0.0.2", port).start()
+    ph = posthorn_factory(env={**dns_env(dns), "POSTHORN_DELIVERY_MX_PORT": str(port),
+                               "POSTHORN_SMTP_HOSTNAME": "posthorn.test",
+                               "POSTHORN_LIMITS_MAX_RECIPIENTS": "50"}).start()
+    key = ph.account_with_key("acme")
+    domain = verified_domain(ph, dns, key, SENDER)
+    assert ph.request("PATCH", f"/v1/domains/{domain['id']}", key=key,
+                      body={"config": {"inbound": True}}).status == 200
+    yield ph, key, sink
+    sink.stop()
+    dns.stop()
+
+
+def tls_context():
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE  # the server's certificate is self-signed in the data dir
+    return ctx
+
+
+def submit(ph, key, msg: email.message.EmailMessage, rcpts=None, from_addr=None):
+    with smtplib.SMTP("127.0.0.1", ph.submission_port, timeout=10) as s:
+        s.ehlo("client.test")
+        s.starttls(context=tls_context())
+        s.ehlo("client.test")
+        s.login(key, key)
+        return s.send_message(msg, from_addr=from_addr, to_addrs=rcpts)
+
+
+def message(**h):
+    m = email.message.EmailMessage()
+    m["From"] = h.get("From", f"Acme <hello@{SENDER}>")
+    m["To"] = h.get("To", "user@sink.example.net")
+    m["Subject"] = h.get("Subject", "via submission")
+    for k, v in h.items():
+        if k not in ("From", "To", "Subject"):
+            m[k] = v
+    m.set_content("Hello over SMTP.\n")
+    return m
+
+
+def wait_list(ph, key, path, n, timeout=20):
+    deadline = time.monotonic() + timeout
+    while True:
+        r = ph.get(path, key=key).json()
+        items = r.get("data", [])
+        if len(items) >= n:
+            return r
+        assert time.monotonic() < deadline, r
+        time.sleep(0.1)
+
+
+def test_submission_becomes_an_email_and_is_delivered_signed(world):
+    ph, key, sink = world
+    m = message(**{"X-Track-Opens": "true", "X-Track-Clicks": "true", "Cc": "cc@sink.example.net",
+                   "Message-ID": "<sub-1@client.test>"})
+    refused = submit(ph, key, m, ["user@sink.example.net", "cc@sink.example.net",
+                                  "hidden@sink.example.net"])
+    assert refused == {}
+    listed = wait_list(ph, key, "/v1/email", 1)["data"][0]
+    assert listed["to"] == "user@sink.example.net" and listed["subject"] == "via submission"
+    got = ph.get(f"/v1/emails/{listed['id']}", key=key).json()
+    assert {(r["email"], r["type"]) for r in got["recipients"]} == {
+        ("user@sink.example.net", "to"), ("cc@sink.example.net", "cc"),
+        ("hidden@sink.example.net", "bcc")}
+    (delivered,) = sink.wait_messages(1)
+    assert delivered.data.startswith(b"DKIM-Signature:")
+    assert b"X-Track-Opens" not in delivered.data and b"X-Track-Clicks" not in delivered.data
+    assert b"hidden@sink.example.net" not in delivered.data
+
+    # The same Message-ID again: accepted, and still one email (the idempotency key).
+    assert submit(ph, key, m) == {}
+    time.sleep(0.5)
+    assert ph.get("/v1/email", key=key).json()["total"] == 1
+
+
+def test_swaks_submits_too(world):
+    ph, key, sink = world
+    if not shutil.which("swaks"):
+        pytest.skip("swaks is not installed")
+    r = subprocess.run(["swaks", "--server", f"127.0.0.1:{ph.submission_port}", "--tls",
+                        "--auth", "PLAIN", "--auth-user", key, "--auth-password", key,
+                        "--from", f"a@{SENDER}", "--to", "swaks@sink.example.net",
+                        "--header", f"From: a@{SENDER}", "--header", "Subject: swaks"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "250 2.0.0 Ok: queued as em_" in r.stdout
+    assert sink.wait_messages(1)[0].rcpt_tos == ["swaks@sink.example.net"]
+
+
+def test_submission_refuses_what_it_must(world, tmp_path):
+    ph, key, _ = world
+    with smtplib.SMTP("127.0.0.1", ph.submission_port, timeout=10) as s:
+        s.ehlo("c")
+        assert "auth" not in s.esmtp_features, "no AUTH before STARTTLS"
+        code, _ = s.docmd("AUTH PLAIN " + base64.b64encode(f"\0{key}\0{key}".encode()).decode())
+        assert code == 538
+        code, _ = s.docmd("MAIL FROM:<a@mail.example.com>")
+        assert code == 530, "authentication required"
+        s.starttls(context=tls_context())
+        s.ehlo("c")
+        assert "auth" in s.esmtp_features
+        with pytest.raises(smtplib.SMTPAuthenticationError):
+            s.login(key, "wrong")
+        code, _ = s.docmd("AUTH PLAIN !!!notbase64")
+        assert code == 501
+        s.login(key, key)
+        code, _ = s.docmd("MAIL FROM:<a@unverified.example.org>")
+        assert code == 550
+        code, _ = s.docmd("MAIL FROM:<a@mail.example.com>")
+        assert code == 250
+        code, _ = s.docmd("RCPT TO:<not an address>")
+        assert code in (501, 553)
+    # A header From on a domain the account does not own.
+    with pytest.raises(smtplib.SMTPDataError) as e:
+        submit(ph, key, message(From="x@elsewhere.example.org"), from_addr=f"a@{SENDER}")
+    assert e.value.smtp_code == 550
+    other = ph.account_with_key("other")
+    with pytest.raises(smtplib.SMTPSenderRefused):  # not its domain
+        with smtplib.SMTP("127.0.0.1", ph.submission_port, timeout=10) as s:
+            s.starttls(context=tls_context())
+            s.login(other, other)
+            s.sendmail(f"a@{SENDER}", ["x@sink.example.net"], b"Subject: x\r\n\r\nx\r\n")
+
+
+def test_inbound_accepts_only_its_domains_and_stores_them(world):
+    ph, key, _ = world
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=10) as s:
+        s.ehlo("sender.example.org")
+        code, msg = s.docmd("MAIL FROM:<someone@sender.example.org>")
+        assert code == 250
+        code, msg = s.docmd("RCPT TO:<victim@elsewhere.example.org>")
+        assert code == 550 and b"5.7.1" in msg, "never an open relay"
+        code, _ = s.docmd("RCPT TO:<support@mail.example.com>")
+        assert code == 250
+        s.docmd("RSET")
+    m = email.message.EmailMessage()
+    m["From"] = "Ann Sender <ann@sender.example.org>"
+    m["To"] = "support@mail.example.com"
+    m["Cc"] = "cc@sender.example.org"
+    m["Reply-To"] = "replies@sender.example.org"
+    m["Subject"] = "Hello inbound"
+    m.set_content("plain part")
+    m.add_alternative("<p>html part</p>", subtype="html")
+    m.add_attachment(b"\x00\x01binary", maintype="application", subtype="octet-stream",
+                     filename="blob.bin")
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=10) as s:
+        s.send_message(m, from_addr="ann@sender.example.org",
+                       to_addrs=["support@mail.example.com", "hidden@mail.example.com"])
+    listed = wait_list(ph, key, "/v1/emails/inbound", 2)
+    assert listed["pagination"]["total"] == 2
+    by_to = {e["to_address"]: e for e in listed["data"]}
+    e = by_to["support@mail.example.com"]
+    assert e["from_email"] == "ann@sender.example.org" and e["from_name"] == "Ann Sender"
+    assert e["subject"] == "Hello inbound" and e["reply_to"] == "replies@sender.example.org"
+    assert e["cc"] == ["cc@sender.example.org"] and e["bcc"] is None
+    assert by_to["hidden@mail.example.com"]["bcc"] == ["hidden@mail.example.com"]
+    assert e["attachments"] == [{"index": 0, "filename": "blob.bin",
+                                 "content_type": "application/octet-stream", "size": 8,
+                                 "content_id": None}]
+    full = ph.get(f"/v1/emails/inbound/{e['id']}", key=key).json()
+    assert "text" in full, full
+    assert full["text"].strip() == "plain part" and "html part" in full["html"]
+    assert any(h["name"] == "Subject" for h in full["headers"])
+    att = ph.get(f"/v1/emails/inbound/{e['id']}/attachments/0", key=key)
+    assert att.status == 200 and att.body == b"\x00\x01binary"
+    assert "blob.bin" in att.headers["content-disposition"]
+    assert ph.get(f"/v1/emails/inbound/{e['id']}/attachments/1", key=key).status == 404
+    # Search and isolation.
+    assert ph.get("/v1/emails/inbound?search=ann@sender", key=key).json()["pagination"]["total"] == 2
+    assert ph.get("/v1/emails/inbound?search=nothing-like-it", key=key).json()["data"] == []
+    other = ph.account_with_key("other")
+    assert ph.get("/v1/emails/inbound", key=other).json()["pagination"]["total"] == 0
+    assert ph.get(f"/v1/emails/inbound/{e['id']}", key=other).status == 404
+    for q in ("limit=0", "sort_by=to", "start_date=x", "sort_order=sideways"):
+        assert ph.get(f"/v1/emails/inbound?{q}", key=key).status == 400, q
+
+
+def raw_session(port, chunks, timeout=5.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        out = s.recv(4096)
+        for c in chunks:
+            try:
+                s.sendall(c)
+                time.sleep(0.05)
+                out += s.recv(65536)
+            except socket.timeout:
+                pass
+            except OSError:  # the server hung up (as it should, after 421)
+                break
+        try:
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except (socket.timeout, ConnectionResetError):
+            pass
+        return out
+
+
+def test_hostile_input_gets_the_right_codes(world):
+    ph, key, _ = world
+    port = ph.inbound_port
+    out = raw_session(port, [b"EHLO x\r\n", b"A" * 2000 + b"\r\n", b"NOOP\r\n"])
+    assert b"500 5.5.2 Line too long" in out and out.rstrip().endswith(b"250 2.0.0 OK")
+    out = raw_session(port, [b"EHLO x\nNOOP\r\n"])
+    assert b"500 5.5.2 Lines must end in CRLF" in out
+    out = raw_session(port, [b"RCPT TO:<a@mail.example.com>\r\n"])
+    assert b"503" in out, "EHLO first"
+    out = raw_session(port, [b"EHLO x\r\n", b"RCPT TO:<a@mail.example.com>\r\n", b"DATA\r\n"])
+    assert out.count(b"503 5.5.1 MAIL first") == 2
+    out = raw_session(port, [b"EHLO x\r\n", b"MAIL FROM:<a@b.org>\r\n",
+                             b"RCPT TO:<support@mail.example.com>\r\n", b"DATA\r\n",
+                             b"Subject: x\r\n\r\nbare\nLF\r\n.\r\n"])
+    assert b"550 5.6.0" in out, "bare LF is refused (SMTP smuggling)"
+    out = raw_session(port, [b"EHLO x\r\n", b"MAIL FROM:<a@b.org> SIZE=999999999999\r\n"])
+    assert b"552 5.3.4" in out
+    out = raw_session(port, [b"\x00\xff\xfe garbage\r\n"] * 12)
+    assert b"421 4.7.0 Too many errors" in out
+    # Recipients beyond the limit (50 here) get 452, and the session goes on.
+    rcpts = b"".join(b"RCPT TO:<r%d@mail.example.com>\r\n" % i for i in range(60))
+    out = raw_session(port, [b"EHLO x\r\nMAIL FROM:<a@b.org>\r\n" + rcpts + b"RSET\r\n"])
+    assert out.count(b"250 2.1.5") == 50 and out.count(b"452 4.5.3") == 10
+    # A message that never ends: nothing is stored when the client goes away.
+    raw_session(port, [b"EHLO x\r\nMAIL FROM:<a@b.org>\r\nRCPT TO:<support@mail.example.com>\r\n"
+                       b"DATA\r\n", b"Subject: never ends\r\n\r\nno terminator"])
+    time.sleep(0.3)
+    assert ph.get("/v1/emails/inbound?search=never", key=key).json()["data"] == []
+    # AUTH garbage on the submission port, and the servers still answer.
+    out = raw_session(ph.submission_port, [b"EHLO x\r\nAUTH PLAIN\r\n", b"%%%\r\n"])
+    assert b"538" in out or b"501" in out
+    with smtplib.SMTP("127.0.0.1", port, timeout=5) as s:
+        assert s.noop()[0] == 250
