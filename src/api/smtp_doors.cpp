@@ -13,6 +13,7 @@
 #include "crypto/hash.hpp"
 #include "mail/address.hpp"
 #include "mail/parse.hpp"
+#include "mail/report.hpp"
 
 namespace posthorn::api {
 
@@ -203,6 +204,15 @@ class Inbound final : public smtp::SessionHandler {
         if (!std::holds_alternative<mail::Mailbox>(m))
             co_return reply(501, "5.1.3 Bad recipient address syntax");
         auto box = std::get<mail::Mailbox>(std::move(m));
+        // bounces+<token>@<smtp.hostname>: a report about an email we sent (DESIGN §7).
+        constexpr std::string_view kBounce = "bounces+";
+        if (box.domain == lower(deps_.smtp_hostname) && box.local.rfind(kBounce, 0) == 0) {
+            auto token = box.local.substr(kBounce.size());
+            auto email = co_await deps_.store.find_email_by_return_token(std::move(token));
+            if (!email) co_return reply(550, "5.1.1 No such bounce address");
+            report_for_ = std::move(*email);
+            co_return reply(250, "2.1.5 Recipient OK");
+        }
         auto domain = box.domain;
         auto owners = co_await deps_.store.inbound_domains(std::move(domain));
         if (!owners) co_return reply(451, "4.3.0 Temporary failure, try again");
@@ -214,6 +224,10 @@ class Inbound final : public smtp::SessionHandler {
     }
 
     asio::awaitable<Reply> on_message(smtp::ReceivedMessage msg) override {
+        if (report_for_) {
+            auto r = co_await apply_report(msg.data);
+            if (targets_.empty()) co_return r;
+        }
         auto pool = deps_.blocking;
         auto parsed = co_await parse_off_thread(std::move(pool), msg.data);
         const auto now = deps_.clock.now_ms();
@@ -272,12 +286,69 @@ class Inbound final : public smtp::SessionHandler {
         co_return reply(250, "2.0.0 Ok: queued as " + first_id);
     }
 
-    void on_reset() override { targets_.clear(); }
+    void on_reset() override {
+        targets_.clear();
+        report_for_.reset();
+    }
 
   private:
+    // A DSN (RFC 3464) bounces the recipients it reports failed; an ARF report (RFC 5965)
+    // marks the email COMPLAINED. Either suppresses the addresses. Other mail to a bounce
+    // address is accepted and dropped.
+    asio::awaitable<Reply> apply_report(std::string raw) {
+        auto parse = [raw = std::move(raw)] { return mail::parse_report(raw); };
+        auto pool = deps_.blocking;
+        const auto report = co_await core::run_blocking(std::move(pool), std::move(parse));
+        const auto& email = *report_for_;
+        store::DeliveryReport rep{
+            .email_id = email.id, .account_id = email.account_id, .at = deps_.clock.now_ms()};
+        auto recipient = [&](const std::string& address) -> const store::Recipient* {
+            for (const auto& r : email.recipients)
+                if (lower(r.address) == address) return &r;
+            return nullptr;
+        };
+        if (report.kind == mail::Report::Kind::dsn) {
+            for (const auto& rr : report.recipients) {
+                const auto* r = recipient(rr.address);
+                if (!r || rr.action != "failed") continue;
+                rep.outcomes.push_back(
+                    {.recipient_id = r->id,
+                     .address = r->address,
+                     .status = "BOUNCED",
+                     .attempts = r->attempts,
+                     .last_response =
+                         "DSN: " + rr.status + (rr.diagnostic.empty() ? "" : " " + rr.diagnostic),
+                     .suppress = true});
+            }
+        } else if (report.kind == mail::Report::Kind::arf) {
+            rep.complaint = true;
+            for (const auto& r : email.recipients) {
+                const bool named =
+                    std::any_of(report.recipients.begin(), report.recipients.end(),
+                                [&](const auto& rr) { return rr.address == lower(r.address); });
+                if (!named && !(report.recipients.empty() && r.type == "to")) continue;
+                rep.outcomes.push_back({.recipient_id = r.id,
+                                        .address = r.address,
+                                        .status = "COMPLAINED",
+                                        .attempts = r.attempts,
+                                        .last_response = "feedback report: " + report.feedback_type,
+                                        .suppress = true,
+                                        .suppress_reason = "complaint"});
+            }
+        }
+        if (!rep.outcomes.empty() || rep.complaint) {
+            if (auto r = co_await deps_.store.apply_delivery(std::move(rep)); !r) {
+                log::error("report for {}: {}", email.id, r.error().message());
+                co_return reply(451, "4.3.0 Temporary failure, try again");
+            }
+        }
+        co_return reply(250, "2.0.0 Ok: report taken");
+    }
+
     const Deps& deps_;
     std::string ip_;
     std::vector<std::pair<std::string, std::vector<store::Domain>>> targets_;
+    std::optional<store::Email> report_for_;
 };
 
 }  // namespace

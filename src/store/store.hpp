@@ -84,6 +84,8 @@ class EmailStore {
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) = 0;
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(
         std::string account_id, std::string key, UnixMs now) = 0;
+    // The email a bounce address (bounces+<token>@…) belongs to, with its recipients.
+    virtual asio::awaitable<Result<Email>> find_email_by_return_token(std::string token) = 0;
     // With its recipients. Another account's email is errc::not_found.
     virtual asio::awaitable<Result<Email>> find_email(std::string account_id, std::string id) = 0;
     virtual asio::awaitable<Result<std::string>> email_raw(std::string account_id,

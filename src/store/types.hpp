@@ -115,6 +115,7 @@ struct DomainCheck {
 };
 
 struct Recipient {
+    std::int64_t id = 0;
     std::string address;  // local@domain, domain canonical
     std::string domain;
     std::string type;  // to | cc | bcc
@@ -250,6 +251,7 @@ struct RecipientOutcome {
     std::optional<std::string> last_response;  // the server's reply, or our words
     bool transmitted = false;                  // the message went through (2xx after DATA)
     bool suppress = false;                     // add the address to the suppression list
+    std::string suppress_reason = "bounce";    // bounce | complaint
 };
 
 struct DeliveryReport {
@@ -257,6 +259,7 @@ struct DeliveryReport {
     std::string account_id;
     std::vector<RecipientOutcome> outcomes;
     UnixMs at = 0;
+    bool complaint = false;  // an abuse report (ARF): the email becomes COMPLAINED
 };
 
 struct ListQuery {

@@ -261,3 +261,97 @@ def test_hostile_input_gets_the_right_codes(world):
     assert b"538" in out or b"501" in out
     with smtplib.SMTP("127.0.0.1", port, timeout=5) as s:
         assert s.noop()[0] == 250
+
+
+DSN = """From: MAILER-DAEMON@mx.sink.example.net\r
+To: {rcpt}\r
+Subject: Undelivered Mail Returned to Sender\r
+MIME-Version: 1.0\r
+Content-Type: multipart/report; report-type=delivery-status; boundary="b"\r
+\r
+--b\r
+Content-Type: text/plain\r
+\r
+The mail could not be delivered.\r
+--b\r
+Content-Type: message/delivery-status\r
+\r
+Reporting-MTA: dns; mx.sink.example.net\r
+\r
+Final-Recipient: rfc822; {failed}\r
+Action: failed\r
+Status: 5.1.1\r
+Diagnostic-Code: smtp; 550 5.1.1 mailbox gone\r
+--b--\r
+"""
+
+ARF = """From: fbl@isp.example\r
+To: {rcpt}\r
+Subject: complaint\r
+MIME-Version: 1.0\r
+Content-Type: multipart/report; report-type=feedback-report; boundary="b"\r
+\r
+--b\r
+Content-Type: text/plain\r
+\r
+An abuse report.\r
+--b\r
+Content-Type: message/feedback-report\r
+\r
+Feedback-Type: abuse\r
+User-Agent: isp/1.0\r
+Version: 1\r
+Original-Rcpt-To: {complainer}\r
+--b--\r
+"""
+
+
+def test_bounce_and_complaint_reports(world):
+    ph, key, sink = world
+
+    def send_and_deliver(to):
+        r = ph.request("POST", "/v1/emails", key=key,
+                       body={"from": f"a@{SENDER}", "to": to, "subject": "report me", "text": "x"})
+        em = r.json()["id"]
+        deadline = time.monotonic() + 20
+        while ph.get(f"/v1/emails/{em}", key=key).json()["status"] != "DELIVERED":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        return em, sink.messages[-1].mail_from
+
+    em, bounce_addr = send_and_deliver("gone@sink.example.net")
+    assert bounce_addr.startswith("bounces+") and bounce_addr.endswith("@posthorn.test")
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=10) as s:
+        s.sendmail("", [bounce_addr], DSN.format(rcpt=bounce_addr, failed="gone@sink.example.net"))
+    e = ph.get(f"/v1/emails/{em}", key=key).json()
+    assert e["status"] == "BOUNCED", e
+    assert e["recipients"][0]["last_response"].startswith("DSN: 5.1.1")
+    # Suppressed: the next email to that address is BLOCKED.
+    r = ph.request("POST", "/v1/emails", key=key,
+                   body={"from": f"a@{SENDER}", "to": "gone@sink.example.net", "subject": "s",
+                         "text": "x"})
+    em2 = r.json()["id"]
+    deadline = time.monotonic() + 20
+    while ph.get(f"/v1/emails/{em2}", key=key).json()["status"] != "BLOCKED":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+    em3, bounce3 = send_and_deliver("angry@sink.example.net")
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=10) as s:
+        s.sendmail("fbl@isp.example", [bounce3],
+                   ARF.format(rcpt=bounce3, complainer="angry@sink.example.net"))
+    assert ph.get(f"/v1/emails/{em3}", key=key).json()["status"] == "COMPLAINED"
+    import sqlite3
+    db = sqlite3.connect(ph.db_path)
+    reasons = dict(db.execute("SELECT address, reason FROM suppressions"))
+    assert reasons == {"gone@sink.example.net": "bounce", "angry@sink.example.net": "complaint"}
+    types = [t for (t,) in db.execute("SELECT type FROM events WHERE email_id IN (?, ?) "
+                                      "ORDER BY id", (em, em3))]
+    assert "email.bounced" in types and "email.complained" in types
+
+    # An unknown bounce token is refused.
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=10) as s:
+        s.ehlo("x")
+        s.mail("")
+        code, _ = s.rcpt("bounces+nosuchtoken@posthorn.test")
+        assert code == 550

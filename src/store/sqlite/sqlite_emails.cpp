@@ -237,38 +237,51 @@ asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::find_idempot
     });
 }
 
+static Result<Email> email_where(Db& db, const char* where, const std::string& a,
+                                 const std::string& b) {
+    auto s = db.prepare(std::string("SELECT ") + kEmailColumns + " FROM emails e WHERE " + where);
+    if (!s) return s.error();
+    s->bind(1, a);
+    if (!b.empty()) s->bind(2, b);
+    auto row = s->step();
+    if (!row) return row.error();
+    if (!*row) return errc::not_found;
+    Email e = read_email(*s);
+    auto r = db.prepare(
+        "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response "
+        "FROM recipients WHERE email_id = ?1 ORDER BY id");
+    if (!r) return r.error();
+    r->bind(1, e.id);
+    for (;;) {
+        auto rrow = r->step();
+        if (!rrow) return rrow.error();
+        if (!*rrow) break;
+        e.recipients.push_back(
+            Recipient{.id = r->int64(0),
+                      .address = r->text(1),
+                      .domain = r->text(2),
+                      .type = r->text(3),
+                      .status = r->text(4),
+                      .attempts = static_cast<int>(r->int64(5)),
+                      .next_attempt_at = r->opt_int64(6),
+                      .last_response =
+                          r->is_null(7) ? std::nullopt : std::optional<std::string>(r->text(7))});
+    }
+    return e;
+}
+
 asio::awaitable<Result<Email>> SqliteStore::find_email(std::string account_id, std::string id) {
-    return impl_->read(
-        [account_id = std::move(account_id), id = std::move(id)](Db& db) -> Result<Email> {
-            auto s = db.prepare(std::string("SELECT ") + kEmailColumns +
-                                " FROM emails e WHERE e.account_id = ?1 AND e.id = ?2");
-            if (!s) return s.error();
-            s->bind(1, account_id).bind(2, id);
-            auto row = s->step();
-            if (!row) return row.error();
-            if (!*row) return errc::not_found;
-            Email e = read_email(*s);
-            auto r = db.prepare(
-                "SELECT address, domain, type, status, attempts, next_attempt_at, last_response "
-                "FROM recipients WHERE email_id = ?1 ORDER BY id");
-            if (!r) return r.error();
-            r->bind(1, id);
-            for (;;) {
-                auto rrow = r->step();
-                if (!rrow) return rrow.error();
-                if (!*rrow) break;
-                e.recipients.push_back(Recipient{
-                    .address = r->text(0),
-                    .domain = r->text(1),
-                    .type = r->text(2),
-                    .status = r->text(3),
-                    .attempts = static_cast<int>(r->int64(4)),
-                    .next_attempt_at = r->opt_int64(5),
-                    .last_response =
-                        r->is_null(6) ? std::nullopt : std::optional<std::string>(r->text(6))});
-            }
-            return e;
-        });
+    auto job = [account_id = std::move(account_id), id = std::move(id)](Db& db) {
+        return email_where(db, "e.account_id = ?1 AND e.id = ?2", account_id, id);
+    };
+    co_return co_await impl_->read(std::move(job));
+}
+
+asio::awaitable<Result<Email>> SqliteStore::find_email_by_return_token(std::string token) {
+    auto job = [token = std::move(token)](Db& db) {
+        return email_where(db, "e.return_token = ?1", token, "");
+    };
+    co_return co_await impl_->read(std::move(job));
 }
 
 asio::awaitable<Result<std::string>> SqliteStore::email_raw(std::string account_id,

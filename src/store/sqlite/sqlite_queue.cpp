@@ -133,12 +133,13 @@ asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
             if (o.suppress) {
                 auto sup = db.prepare(
                     "INSERT OR IGNORE INTO suppressions (account_id, address, reason, "
-                    "source_email_id, created_at) VALUES (?1, lower(?2), 'bounce', ?3, ?4)");
+                    "source_email_id, created_at) VALUES (?1, lower(?2), ?5, ?3, ?4)");
                 if (!sup) return sup.error();
                 auto sr = sup->bind(1, rep.account_id)
                               .bind(2, o.address)
                               .bind(3, rep.email_id)
                               .bind(4, now)
+                              .bind(5, o.suppress_reason)
                               .run();
                 if (!sr) return sr;
             }
@@ -182,7 +183,8 @@ asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
             status = "BLOCKED";
         else
             status = "DELIVERED";
-        if (old_status == "COMPLAINED") status = old_status;  // a complaint outranks the rest
+        // A complaint outranks the rest, and stays.
+        if (old_status == "COMPLAINED" || rep.complaint) status = "COMPLAINED";
 
         auto u = db.prepare(
             "UPDATE emails SET status = ?2, sent_at = CASE WHEN ?3 THEN COALESCE(sent_at, ?4) "
