@@ -8,12 +8,12 @@
 # updates its own section of bench/RESULTS.md.
 #
 #   bench/run.sh                 every benchmark
-#   bench/run.sh http_logs       only the named ones
+#   bench/run.sh send_emails     only the named ones (http_logs, send_emails)
 #   ROUNDS=5 bench/run.sh        options are passed through the environment (see each script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(http_logs)
+all=(http_logs send_emails)
 selected=("$@")
 [[ ${#selected[@]} -gt 0 ]] || selected=("${all[@]}")
 

@@ -1,0 +1,1149 @@
+#!/usr/bin/env bash
+# Benchmark: `POST /v1/emails` on posthorn (a 1 KB text email, answered 200 only once it is
+# durable), next to the fsync rate of the same disk and nginx answering a 1 KB POST with
+# 204, all measured in the same run on loopback.
+#
+# posthorn answers a send only after the group commit that holds it has reached the disk
+# (SQLite, WAL, synchronous=FULL): one fsync per commit, many sends per commit. The fsync
+# rate of the disk is therefore what posthorn would reach with one commit per send, and
+# sends per second well above it show the group commit at work.
+#
+# What one run does:
+#   1. starts nginx with a private configuration in a temporary prefix (never the system
+#      one), dnsmasq (a real DNS server) and posthorn on a fresh temporary data dir, each
+#      on a free port of 127.0.0.1; posthorn gets one account, one API key and the domain
+#      mail.example.com, whose records (DKIM CNAMEs and the TXT they point to, SPF, DMARC,
+#      MX) are published in dnsmasq so that `POST /v1/domains/mail.example.com/verify`
+#      answers VERIFIED: only a verified domain may send;
+#   2. warms up, then, for $ROUNDS rounds, measures in rotating order: the fsync rate of
+#      the disk of the data dir (1 KB appended + fdatasync, in a loop, for $FSYNC_SECONDS s
+#      with one thread, then with $FSYNC_THREADS threads), nginx and posthorn, each with
+#      `wrk --latency -t$THREADS -c$CONNECTIONS -d${DURATION}s` and the same POST request;
+#      `perf stat`, where it can, counts the fsync/fdatasync calls posthorn makes meanwhile;
+#   3. runs posthorn once more at about $PACED_FRACTION of its median maximum (wrk has no
+#      -R here: a LuaJIT script paces requests with wrk's delay() hook; if that is not
+#      possible, a light-load run with -c$LIGHT_CONNECTIONS instead);
+#   4. stops posthorn (SIGTERM: it finishes the requests in flight and flushes the store)
+#      and counts the rows of `emails` with sqlite3 against the 200s wrk saw: every 200
+#      must be a stored email;
+#   5. prints a markdown section and replaces the send_emails section of $RESULTS.
+#
+# Options (environment): ROUNDS=3 DURATION=10 WARMUP=3 THREADS=2 CONNECTIONS=64
+#   LIGHT_CONNECTIONS=8 PACED_FRACTION=0.5 FSYNC_SECONDS=5 FSYNC_THREADS=4
+#   TEXT_BYTES=1024 (the email's text) PH_BIN=build/posthorn
+#   NOISY_PCT=10 (flag runs where steal or other processes took more of the machine)
+#   RESULTS=bench/RESULTS.md (empty: do not write it) KEEP_TMP=1 (keep the temp dir).
+# posthorn runs with limits.send_rate_per_minute = 100000000 (the default, 1000 a minute,
+# would answer most sends 429). What is measured is acceptance alone, as Postfix's
+# acceptance-only figure in PEERS.md: the delivery engine runs, but its relay
+# (delivery.relay) is a listener on loopback that takes connections and never answers, so
+# the engine claims its first batch, opens its sessions, and waits for a greeting until the
+# run is over (delivery.command_timeout_s = 3600) instead of signing and sending the emails
+# while they are being accepted. Inherited POSTHORN_* variables are ignored so that a run
+# does not depend on them.
+# Exit status: 0 ok; 1 posthorn misbehaved (the results are written all the same, with
+# the problems listed); 2 bad usage or a missing tool.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-3}
+THREADS=${THREADS:-2}
+CONNECTIONS=${CONNECTIONS:-64}
+LIGHT_CONNECTIONS=${LIGHT_CONNECTIONS:-8}
+PACED_FRACTION=${PACED_FRACTION:-0.5}
+FSYNC_SECONDS=${FSYNC_SECONDS:-5}
+FSYNC_THREADS=${FSYNC_THREADS:-4}
+TEXT_BYTES=${TEXT_BYTES:-1024}
+PH_BIN=${PH_BIN:-build/posthorn}
+RESULTS=${RESULTS-bench/RESULTS.md}
+SEND_RATE=100000000 # limits.send_rate_per_minute: its maximum, so that nothing is throttled
+DOMAIN=mail.example.com
+FROM="Bench <bench@$DOMAIN>"
+TO=user@example.net
+DKIM_ZONE=dkim.posthorn.test
+SPF_INCLUDE=spf.posthorn.test
+INBOUND_MX=mx.posthorn.test
+
+say() { printf '[send_emails] %s\n' "$*" >&2; }
+die() {
+  say "error: $*"
+  exit "${2:-1}"
+}
+
+for v in ROUNDS DURATION WARMUP THREADS CONNECTIONS LIGHT_CONNECTIONS FSYNC_SECONDS FSYNC_THREADS TEXT_BYTES; do
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')" 2
+done
+[[ $PACED_FRACTION =~ ^0?\.[0-9]+$ ]] || die "PACED_FRACTION must be in (0,1) (got '$PACED_FRACTION')" 2
+
+missing=()
+for tool in wrk nginx sqlite3 curl timeout awk sort pgrep; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+# dnsmasq is in /usr/sbin, which is not on every PATH; the system python3 rather than a
+# pyenv shim (which would start slowly and measure another interpreter).
+DNSMASQ=$(command -v dnsmasq 2>/dev/null || echo /usr/sbin/dnsmasq)
+[[ -x $DNSMASQ ]] || missing+=(dnsmasq)
+PY=/usr/bin/python3
+[[ -x $PY ]] || PY=$(command -v python3 2>/dev/null || echo)
+[[ -n $PY ]] || missing+=(python3)
+if [[ ${#missing[@]} -gt 0 ]]; then
+  die "missing tools: ${missing[*]} — install them with scripts/install-deps.sh --bench (wrk, nginx-light; sqlite3, curl, python3, dnsmasq-base from the base set)" 2
+fi
+[[ -x $PH_BIN ]] || die "no posthorn binary at $PH_BIN — build it first (make build), or set PH_BIN" 2
+
+while read -r name; do unset "$name"; done < <(compgen -e | grep '^POSTHORN_' || true)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/posthorn-bench.XXXXXX")
+nginx_pid=
+ph_pid=
+ph_exit=
+dns_pid=
+hold_pid=
+bg_pid=
+perf_pid=
+
+# ---- process control ---------------------------------------------------------------
+
+# Waits up to $2 seconds for process $1 to end.
+wait_gone() {
+  local pid=$1 i
+  for ((i = 0; i < $2 * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+stop_posthorn() {
+  [[ -n $ph_pid ]] || return 0
+  if kill -0 "$ph_pid" 2>/dev/null; then
+    kill -TERM "$ph_pid" 2>/dev/null || true
+    # The server lets requests in flight finish (30 s grace), then flushes the store.
+    if ! wait_gone "$ph_pid" 45; then
+      say "posthorn (pid $ph_pid) did not stop within 45 s of SIGTERM: killing it"
+      kill -KILL "$ph_pid" 2>/dev/null || true
+    fi
+  fi
+  ph_exit=0
+  wait "$ph_pid" 2>/dev/null || ph_exit=$?
+  ph_pid=
+}
+
+stop_nginx() {
+  [[ -n $nginx_pid ]] || return 0
+  local workers
+  workers=$(pgrep -P "$nginx_pid" 2>/dev/null || true)
+  if kill -0 "$nginx_pid" 2>/dev/null; then
+    kill -TERM "$nginx_pid" 2>/dev/null || true
+    if ! wait_gone "$nginx_pid" 10; then
+      say "nginx (pid $nginx_pid) did not stop within 10 s: killing it"
+      # shellcheck disable=SC2086
+      kill -KILL "$nginx_pid" $workers 2>/dev/null || true
+    fi
+  fi
+  wait "$nginx_pid" 2>/dev/null || true
+  nginx_pid=
+}
+
+stop_dnsmasq() {
+  [[ -n $dns_pid ]] || return 0
+  if kill -0 "$dns_pid" 2>/dev/null; then
+    kill -TERM "$dns_pid" 2>/dev/null || true
+    if ! wait_gone "$dns_pid" 10; then
+      say "dnsmasq (pid $dns_pid) did not stop within 10 s: killing it"
+      kill -KILL "$dns_pid" 2>/dev/null || true
+    fi
+  fi
+  wait "$dns_pid" 2>/dev/null || true
+  dns_pid=
+}
+
+stop_hold() {
+  [[ -n $hold_pid ]] || return 0
+  kill -TERM "$hold_pid" 2>/dev/null || true
+  if ! wait_gone "$hold_pid" 10; then kill -KILL "$hold_pid" 2>/dev/null || true; fi
+  wait "$hold_pid" 2>/dev/null || true
+  hold_pid=
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [[ -n $bg_pid ]]; then kill -TERM "$bg_pid" 2>/dev/null || true; fi
+  if [[ -n $perf_pid ]]; then kill -INT "$perf_pid" 2>/dev/null || true; fi
+  stop_posthorn
+  stop_nginx
+  stop_dnsmasq
+  stop_hold
+  if [[ -n ${KEEP_TMP:-} ]]; then
+    say "kept $tmp"
+  else
+    rm -rf "$tmp"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'say "interrupted"; exit 130' INT TERM
+
+# bounded SECONDS OUT ERR COMMAND...: runs the command with a time bound, its stdout to OUT
+# and its stderr to ERR (files). In the background so that a signal to this script is
+# handled at once (the EXIT trap then stops it); only the command's own output is
+# redirected, so that what the traps print still reaches the terminal.
+bounded() {
+  local secs=$1 out=$2 err=$3 rc=0
+  shift 3
+  if [[ $out == "$err" ]]; then
+    timeout --kill-after=5 "$secs" "$@" >"$out" 2>&1 &
+  else
+    timeout --kill-after=5 "$secs" "$@" >"$out" 2>"$err" &
+  fi
+  bg_pid=$!
+  wait "$bg_pid" || rc=$?
+  bg_pid=
+  return "$rc"
+}
+
+# Sets REPLY to a port of 127.0.0.1 that nothing listens on and this script has not used.
+used_ports=" "
+free_port() {
+  local p i
+  for ((i = 0; i < 200; i++)); do
+    p=$((20000 + RANDOM % 40000))
+    [[ $used_ports == *" $p "* ]] && continue
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      used_ports+="$p "
+      REPLY=$p
+      return 0
+    fi
+  done
+  die "no free port found on 127.0.0.1"
+}
+
+# Sets REPLY to a port of 127.0.0.1 free for both UDP and TCP (dnsmasq listens on both).
+free_udp_port() {
+  local i p
+  for ((i = 0; i < 50; i++)); do
+    p=$("$PY" -c '
+import socket
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+    u.bind(("127.0.0.1", 0))
+    port = u.getsockname()[1]
+    with socket.socket() as t:
+        t.bind(("127.0.0.1", port))
+        print(port)' 2>/dev/null || true)
+    [[ -n $p && $used_ports != *" $p "* ]] || continue
+    used_ports+="$p "
+    REPLY=$p
+    return 0
+  done
+  die "no free UDP+TCP port found on 127.0.0.1"
+}
+
+# wait_http PID SECONDS EXPECTED_STATUS CURL_ARGS...: polls until the answer has the status.
+wait_http() {
+  local pid=$1 secs=$2 want=$3 code i
+  shift 3
+  for ((i = 0; i < secs * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 1
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$@" 2>/dev/null || true)
+    [[ $code == "$want" ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# jfield FILE KEY...: the value at that path of the JSON document in FILE (empty if absent).
+jfield() {
+  "$PY" -c '
+import json, sys
+try:
+    v = json.load(open(sys.argv[1]))
+    for k in sys.argv[2:]:
+        v = v[int(k)] if isinstance(v, list) else v[k]
+except Exception:
+    sys.exit(0)
+print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$@"
+}
+
+# ---- measurements ------------------------------------------------------------------
+
+# CPU time (user+system, clock ticks) of the given processes, threads included.
+cpu_ticks() {
+  local pid sum=0 t
+  for pid in "$@"; do
+    t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    sum=$((sum + t))
+  done
+  echo "$sum"
+}
+# "total steal busy" ticks of the whole machine (busy: user, nice, system, irq, softirq).
+machine_ticks() { awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $9, $2+$3+$4+$7+$8; exit }' /proc/stat; }
+# CPU time of this script's children that have ended (wrk, the fsync tool, once waited for).
+child_ticks() { awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$$/stat"; }
+# "steal_pct other_pct" between two machine_ticks samples, OWN ticks being the measured
+# processes' (other: CPU used by every other process, in % of the machine).
+noise_between() {
+  awk -v a="$1" -v b="$2" -v own="$3" 'BEGIN {
+    split(a, x, " "); split(b, y, " "); d = y[1] - x[1]
+    if (d <= 0) { print "0.0 0.0"; exit }
+    other = y[3] - x[3] - own
+    printf "%.1f %.1f", 100 * (y[2] - x[2]) / d, (other > 0 ? 100 * other / d : 0) }'
+}
+
+calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
+fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 }
+    END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# Parses wrk --latency output: "req_per_s p50_ms p99_ms requests non_2xx socket_errors".
+parse_wrk() {
+  awk '
+    function ms(v) {
+      if (v ~ /us$/) return v / 1000
+      if (v ~ /ms$/) return v + 0
+      if (v ~ /[0-9]s$/) return v * 1000
+      if (v ~ /m$/) return v * 60000
+      if (v ~ /h$/) return v * 3600000
+      return -1
+    }
+    /^ +50% / { p50 = ms($2) }
+    /^ +99% / { p99 = ms($2) }
+    / requests in / { reqs = $1 }
+    /^Requests\/sec:/ { rps = $2 }
+    /Non-2xx or 3xx responses:/ { non2xx = $NF }
+    /Socket errors:/ { gsub(",", ""); sockerr = $4 + $6 + $8 + $10 }
+    END {
+      if (rps == "" || p50 == "" || p99 == "" || reqs == "") exit 1
+      printf "%s %s %s %s %d %d\n", rps, p50, p99, reqs, non2xx, sockerr
+    }' "$1"
+}
+
+# The fsync and fdatasync calls posthorn makes during a run, counted by `perf stat` on the
+# syscall tracepoints (in the kernel, no sampling: it does not slow the server down), when
+# perf can do that here; else they are not counted.
+perf_ok=0
+if command -v perf >/dev/null 2>&1 &&
+  perf stat -x, -o /dev/null -e syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync -- true >/dev/null 2>&1; then
+  perf_ok=1
+fi
+perf_start() { # OUT PID
+  ((perf_ok)) || return 0
+  perf stat -x, -o "$1" -e syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync -p "$2" >/dev/null 2>&1 &
+  perf_pid=$!
+  sleep 0.2 # attached to every thread before the load starts
+}
+# Sets PF to the number of syscalls counted, or "" (not counted).
+perf_stop() { # OUT
+  PF=
+  [[ -n $perf_pid ]] || return 0
+  kill -INT "$perf_pid" 2>/dev/null || true
+  wait "$perf_pid" 2>/dev/null || true
+  perf_pid=
+  PF=$(awk -F, '$3 ~ /^syscalls:sys_enter_f(data)?sync$/ && $1 ~ /^[0-9]+$/ { n += $1; ok = 1 }
+    END { if (ok) print n }' "$1" 2>/dev/null || true)
+}
+
+# run_wrk TARGET LABEL SECONDS WRK_ARGS...: one wrk run against nginx or posthorn; sets W to
+# "req_per_s p50 p99 requests non_2xx socket_errors cpu_ms_per_request steal_pct other_pct"
+# where other_pct is the CPU time used by processes other than the server and wrk, in % of
+# the machine, and (posthorn) PF to the fsync + fdatasync calls it made meanwhile ("" if not
+# counted).
+# Returns 1 (after printing wrk's output) when wrk fails or its output cannot be read;
+# exits at once when posthorn died during the run.
+W=
+PF=
+run_wrk() {
+  local target=$1 label=$2 secs=$3 out pids m0 m1 c0 c1 w0 w1 parsed reqs tck cpu noise
+  shift 3
+  W=
+  PF=
+  out="$tmp/wrk-$label.txt"
+  if [[ $target == nginx ]]; then
+    # shellcheck disable=SC2207 # pids are words without spaces
+    pids=("$nginx_pid" $(pgrep -P "$nginx_pid" || true))
+  else
+    pids=("$ph_pid")
+    perf_start "$tmp/perf-$label.txt" "$ph_pid"
+  fi
+  m0=$(machine_ticks)
+  c0=$(cpu_ticks "${pids[@]}")
+  w0=$(child_ticks)
+  if ! bounded $((secs + 30)) "$out" "$out" wrk --latency -d"${secs}s" "$@"; then
+    cat "$out" >&2
+    say "wrk failed ($label)"
+    perf_stop "$tmp/perf-$label.txt"
+    return 1
+  fi
+  c1=$(cpu_ticks "${pids[@]}")
+  w1=$(child_ticks)
+  m1=$(machine_ticks)
+  if [[ $target == posthorn ]]; then perf_stop "$tmp/perf-$label.txt"; fi
+  if [[ $target == posthorn ]] && ! kill -0 "$ph_pid" 2>/dev/null; then
+    cat "$out" >&2
+    say "posthorn died during the run '$label'; its log ends with:"
+    tail -n 30 "$tmp/posthorn.log" >&2 || true
+    exit 1
+  fi
+  if ! parsed=$(parse_wrk "$out"); then
+    cat "$out" >&2
+    say "cannot parse the wrk output ($label)"
+    return 1
+  fi
+  read -r _ _ _ reqs _ _ <<<"$parsed"
+  ((reqs > 0)) || reqs=1
+  tck=$(getconf CLK_TCK)
+  cpu=$(calc "($c1 - $c0) * 1000 / $tck / $reqs")
+  noise=$(noise_between "$m0" "$m1" $((c1 - c0 + w1 - w0)))
+  W="$parsed $cpu $noise"
+}
+
+# The fsync tool: appends 1 KB to a file of its own per thread, in the directory given,
+# and calls fdatasync after each append, for the given number of seconds; prints
+# "fsyncs_per_second fsyncs seconds".
+cat >"$tmp/fsync_rate.py" <<'PY'
+import os, sys, threading, time
+
+directory, seconds, nthreads = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+block = b"x" * 1023 + b"\n"
+counts = [0] * nthreads
+start = threading.Barrier(nthreads + 1)
+t0 = t1 = 0.0
+
+def work(i):
+    path = os.path.join(directory, f"fsync-{i}.dat")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, block)
+        os.fsync(fd)  # the file exists on disk before the clock starts
+        start.wait()
+        n = 0
+        deadline = t0 + seconds
+        while time.monotonic() < deadline:
+            os.write(fd, block)
+            os.fdatasync(fd)  # releases the GIL: the threads sync concurrently
+            n += 1
+        counts[i] = n
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+threads = [threading.Thread(target=work, args=(i,)) for i in range(nthreads)]
+for t in threads:
+    t.start()
+t0 = time.monotonic()
+start.wait()
+for t in threads:
+    t.join()
+t1 = time.monotonic()
+total = sum(counts)
+print(f"{total / (t1 - t0):.1f} {total} {t1 - t0:.3f}")
+PY
+
+# run_fsync LABEL THREADS SECONDS: sets F to "fsyncs_per_second steal_pct other_pct".
+F=
+run_fsync() {
+  local label=$1 n=$2 secs=$3 out m0 m1 w0 w1 rate
+  out="$tmp/fsync-$label.txt"
+  F=
+  mkdir -p "$tmp/fsync"
+  m0=$(machine_ticks)
+  w0=$(child_ticks)
+  if ! bounded $((secs + 30)) "$out" "$out" "$PY" "$tmp/fsync_rate.py" "$tmp/fsync" "$secs" "$n"; then
+    cat "$out" >&2
+    say "the fsync tool failed ($label)"
+    return 1
+  fi
+  w1=$(child_ticks)
+  m1=$(machine_ticks)
+  rate=$(awk 'NF == 3 && $1 > 0 { print $1 }' "$out" | tail -n1)
+  if [[ -z $rate ]]; then
+    cat "$out" >&2
+    say "cannot read the fsync tool's output ($label)"
+    return 1
+  fi
+  # The servers idle meanwhile: what they use counts as other processes.
+  F="$rate $(noise_between "$m0" "$m1" $((w1 - w0)))"
+}
+
+emails_rows() { sqlite3 "$db" '.timeout 10000' 'SELECT COUNT(*) FROM emails;'; }
+
+# ---- the request -------------------------------------------------------------------
+
+# One send: a ~1 KB plain-text body (TEXT_BYTES of text, lines of at most 72 characters).
+"$PY" - "$tmp/body.json" "$TEXT_BYTES" "$FROM" "$TO" <<'PY'
+import json, sys
+path, size, sender, to = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+words = ("The quick brown fox jumps over the lazy dog. Pack my box with five dozen "
+         "liquor jugs. How vexingly quick daft zebras jump! ").split()
+text, line, i = "", "", 0
+while len(text) + len(line) < size:
+    w = words[i % len(words)]
+    i += 1
+    if line and len(line) + 1 + len(w) > 72:
+        text += line + "\n"
+        line = w
+    else:
+        line = (line + " " + w) if line else w
+text = (text + line)[:size - 1].rstrip() + "\n"
+text = text + "x" * (size - len(text.encode()))  # exactly `size` bytes
+body = {"from": sender, "to": to, "subject": "posthorn benchmark: a 1 KB text email",
+        "text": text}
+with open(path, "w") as f:
+    f.write(json.dumps(body, separators=(",", ":")))
+PY
+body_bytes=$(stat -c %s "$tmp/body.json")
+# wrk: every request of a run is this POST (the same bytes to nginx and to posthorn).
+{
+  echo 'wrk.method = "POST"'
+  echo 'wrk.headers["Content-Type"] = "application/json"'
+  printf 'wrk.body = [==[%s]==]\n' "$(cat "$tmp/body.json")"
+} >"$tmp/post.lua"
+grep -q ']==]' "$tmp/body.json" && die "the body contains the Lua string delimiter"
+# Moderate load: wrk's delay() hook, with a wall clock from LuaJIT's ffi, hands out
+# request slots at a fixed rate per wrk thread (a slot missed is skipped, not made up).
+{
+  cat "$tmp/post.lua"
+  cat <<'LUA'
+local ffi = require("ffi")
+ffi.cdef [[
+typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
+int clock_gettime(int clk_id, bench_timespec *tp);
+]]
+local ts = ffi.new("bench_timespec")
+local function now_ms()
+  ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
+  return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+end
+local interval, due
+function init(args)
+  interval = 1000 / tonumber(args[1]) -- args[1]: requests per second for this thread
+end
+function delay()
+  local now = now_ms()
+  due = math.max((due or now) + interval, now)
+  return math.floor(due - now + 0.5)
+end
+LUA
+} >"$tmp/pace.lua"
+
+# ---- start the servers -------------------------------------------------------------
+
+nproc_n=$(nproc)
+cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+[[ -n $cpu_model ]] || cpu_model=unknown
+# shellcheck disable=SC1091
+os_name=$( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || echo unknown)
+wrk_version=$( (wrk -v 2>&1 || true) | awk 'NR == 1 { print $2 }')
+nginx_version=$(nginx -v 2>&1 | sed 's/^nginx version: //; s/^nginx\///')
+py_version=$("$PY" -c 'import platform; print(platform.python_version())')
+ph_commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+# A copy, so that a rebuild during the run cannot change the binary under the benchmark.
+cp "$PH_BIN" "$tmp/posthorn"
+ph_sha=$(sha256sum "$tmp/posthorn" | cut -c1-12)
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
+disk=$(df -P "$tmp" | awk 'NR == 2 { print $1 }')
+fs_type=$( (findmnt -n -o FSTYPE -T "$tmp" 2>/dev/null || stat -f -c %T "$tmp") | head -n1)
+mount_opts=$( (findmnt -n -o OPTIONS -T "$tmp" 2>/dev/null || echo unknown) | head -n1)
+case $fs_type in
+  tmpfs | ramfs) say "warning: $tmp is on $fs_type: fsync does nothing there, set TMPDIR to a directory on a disk" ;;
+esac
+
+free_port
+nginx_port=$REPLY
+mkdir -p "$tmp/nginx/logs"
+cat >"$tmp/nginx/nginx.conf" <<CONF
+# Private configuration of bench/send_emails.sh (prefix $tmp/nginx).
+daemon off;
+master_process on;
+worker_processes 2;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    # posthorn keeps a connection open for any number of requests; so does nginx here.
+    keepalive_requests 1000000;
+    client_body_temp_path $tmp/nginx/client_body;
+    proxy_temp_path $tmp/nginx/proxy;
+    fastcgi_temp_path $tmp/nginx/fastcgi;
+    uwsgi_temp_path $tmp/nginx/uwsgi;
+    scgi_temp_path $tmp/nginx/scgi;
+    server {
+        listen 127.0.0.1:$nginx_port;
+        location = /post {
+            # The body is read (and discarded) before the answer, so keep-alive goes on.
+            client_max_body_size 64k;
+            client_body_buffer_size 16k;
+            if (\$request_method != POST) { return 405; }
+            return 204;
+        }
+        location / { return 404; }
+    }
+}
+CONF
+if ! nginx -t -q -e "$tmp/nginx/logs/error.log" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx-t.txt"; then
+  cat "$tmp/nginx-t.txt" "$tmp/nginx/logs/error.log" >&2 2>/dev/null || true
+  die "nginx rejects the benchmark configuration"
+fi
+nginx -e "$tmp/nginx/logs/error.log" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" >"$tmp/nginx.out" 2>&1 &
+nginx_pid=$!
+nginx_url="http://127.0.0.1:$nginx_port/post"
+if ! wait_http "$nginx_pid" 10 204 -H 'Content-Type: application/json' --data-binary @"$tmp/body.json" "$nginx_url"; then
+  cat "$tmp/nginx.out" "$tmp/nginx/logs/error.log" >&2 2>/dev/null || true
+  die "nginx did not answer 204 to a POST of the body on $nginx_url within 10 s"
+fi
+say "nginx $nginx_version: pid $nginx_pid on 127.0.0.1:$nginx_port"
+
+# dnsmasq answers only for the names it is authoritative for (--local); the records of the
+# domain are added once posthorn has made them, by a restart on the same port.
+free_udp_port
+dns_port=$REPLY
+mkdir -p "$tmp/dns"
+printf 'local=/%s/\n' test example example.com example.net example.org >"$tmp/dns/base.conf"
+start_dnsmasq() { # CONF
+  local i
+  "$DNSMASQ" --no-daemon --no-resolv --no-hosts --no-poll --port="$dns_port" \
+    --listen-address=127.0.0.1 --bind-interfaces --conf-file="$1" --pid-file= \
+    --user="$(id -un)" --group="$(id -gn)" --log-facility=- --local-ttl=0 \
+    >/dev/null 2>>"$tmp/dns/dnsmasq.log" &
+  dns_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$dns_pid" 2>/dev/null || {
+      cat "$tmp/dns/dnsmasq.log" >&2
+      die "dnsmasq exited at start"
+    }
+    (exec 3<>"/dev/tcp/127.0.0.1/$dns_port") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  die "dnsmasq did not listen on 127.0.0.1:$dns_port within 10 s"
+}
+start_dnsmasq "$tmp/dns/base.conf"
+dns_version=$("$DNSMASQ" --version 2>/dev/null | awk 'NR == 1 { print $3 }')
+say "dnsmasq $dns_version: pid $dns_pid on 127.0.0.1:$dns_port"
+
+# The delivery relay that holds the delivery engine: it listens (the kernel completes the
+# connections) and never accepts nor answers.
+free_port
+hold_port=$REPLY
+"$PY" -c '
+import signal, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(1024)
+print("listening", flush=True)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+signal.pause()' "$hold_port" >"$tmp/hold.txt" 2>&1 &
+hold_pid=$!
+for ((i = 0; i < 100; i++)); do
+  grep -q listening "$tmp/hold.txt" 2>/dev/null && break
+  kill -0 "$hold_pid" 2>/dev/null || break
+  sleep 0.1
+done
+grep -q listening "$tmp/hold.txt" 2>/dev/null || {
+  cat "$tmp/hold.txt" >&2
+  die "the delivery relay listener did not start on 127.0.0.1:$hold_port"
+}
+# Connections established to the listener, that is delivery sessions waiting for a greeting.
+held_sessions() {
+  if command -v ss >/dev/null 2>&1; then
+    ss -Htn state established "( sport = :$hold_port )" 2>/dev/null | wc -l
+  else
+    echo "?"
+  fi
+}
+
+free_port
+ph_port=$REPLY
+free_port
+ph_smtp_sub=$REPLY
+free_port
+ph_smtp_in=$REPLY
+ph_env=(
+  "POSTHORN_SERVER_DATA_DIR=$tmp/data"
+  "POSTHORN_HTTP_LISTEN=127.0.0.1:$ph_port"
+  "POSTHORN_SMTP_SUBMISSION_LISTEN=127.0.0.1:$ph_smtp_sub"
+  "POSTHORN_SMTP_INBOUND_LISTEN=127.0.0.1:$ph_smtp_in"
+  "POSTHORN_DNS_SERVERS=127.0.0.1:$dns_port"
+  "POSTHORN_DNS_DKIM_ZONE=$DKIM_ZONE"
+  "POSTHORN_DNS_SPF_INCLUDE=$SPF_INCLUDE"
+  "POSTHORN_DNS_INBOUND_MX=$INBOUND_MX"
+  "POSTHORN_LIMITS_SEND_RATE_PER_MINUTE=$SEND_RATE"
+  "POSTHORN_DELIVERY_RELAY=127.0.0.1:$hold_port"
+  "POSTHORN_DELIVERY_TLS=off"
+  "POSTHORN_DELIVERY_CONNECT_TIMEOUT_S=3600"
+  "POSTHORN_DELIVERY_COMMAND_TIMEOUT_S=3600"
+)
+mkdir -p "$tmp/data"
+db="$tmp/data/posthorn.db"
+bounded 60 "$tmp/account.txt" "$tmp/account.txt" env "${ph_env[@]}" "$tmp/posthorn" account create bench || {
+  cat "$tmp/account.txt" >&2
+  die "posthorn account create failed"
+}
+bounded 60 "$tmp/key.txt" "$tmp/key.err" env "${ph_env[@]}" "$tmp/posthorn" key create --account bench || {
+  cat "$tmp/key.txt" "$tmp/key.err" >&2
+  die "posthorn key create failed"
+}
+key=$(tail -n1 "$tmp/key.txt")
+[[ -n $key ]] || die "posthorn key create printed no key"
+auth="Authorization: Bearer $key"
+base="http://127.0.0.1:$ph_port"
+ph_url="$base/v1/emails"
+
+env "${ph_env[@]}" "$tmp/posthorn" serve >"$tmp/posthorn.log" 2>&1 &
+ph_pid=$!
+if ! wait_http "$ph_pid" 20 200 -H "$auth" "$base/v1/domains"; then
+  tail -n 30 "$tmp/posthorn.log" >&2 || true
+  die "posthorn did not answer 200 on $base/v1/domains within 20 s"
+fi
+[[ -f $db ]] || die "no database at $db (has the default data dir layout changed?)"
+say "posthorn $ph_commit: pid $ph_pid on 127.0.0.1:$ph_port, data dir $tmp/data"
+
+# api METHOD PATH OUT [JSON_BODY]: one request with the key; prints the status.
+api() {
+  local args=(-s -o "$3" -w '%{http_code}' --max-time 30 -X "$1" -H "$auth")
+  [[ $# -lt 4 ]] || args+=(-H 'Content-Type: application/json' --data-binary "$4")
+  curl "${args[@]}" "$base$2" || echo 000
+}
+
+# The sending domain, verified against dnsmasq.
+code=$(api POST /v1/domains "$tmp/domain.json" "{\"domain\":\"$DOMAIN\"}")
+[[ $code == 201 ]] || die "POST /v1/domains answered $code: $(head -c 500 "$tmp/domain.json")"
+bounded 60 "$tmp/zone.txt" "$tmp/zone.err" env "${ph_env[@]}" "$tmp/posthorn" dns zone || {
+  cat "$tmp/zone.txt" "$tmp/zone.err" >&2
+  die "posthorn dns zone failed"
+}
+# The records as a user and an operator would publish them: the DKIM CNAMEs and, for each
+# target, the TXT that `posthorn dns zone` prints (a dnsmasq cname target must be a name
+# dnsmasq knows: hence the host-record), SPF, DMARC and MX.
+if ! "$PY" - "$tmp/domain.json" "$tmp/zone.txt" "$INBOUND_MX" >"$tmp/dns/records.conf" 2>"$tmp/dns/records.err" <<'PY'; then
+import json, re, sys
+domain = json.load(open(sys.argv[1]))
+zone = {}
+for line in open(sys.argv[2]):
+    if line.startswith(";") or not line.strip():
+        continue
+    owner = line.split()[0].rstrip(".")
+    zone[owner] = "".join(re.findall(r'"([^"]*)"', line.split(" ; ")[0]))
+
+def txt(name, value):
+    parts = [value[i:i + 255] for i in range(0, len(value), 255)] or [""]
+    print("txt-record=%s,%s" % (name, ",".join('"' + p.replace('"', '\\"') + '"' for p in parts)))
+
+recs = domain["records"]
+for r in recs["dkim"]:
+    target = r["value"]
+    if target not in zone:
+        sys.exit(f"posthorn dns zone has no TXT for {target}")
+    print(f"cname={r['host']},{target}")
+    print(f"host-record={target},127.0.0.10")
+    txt(target, zone[target])
+txt(recs["spf"]["host"], recs["spf"]["value"])
+txt(recs["dmarc"]["host"], recs["dmarc"]["value"])
+print(f"mx-host={recs['inbound']['host']},{sys.argv[3]},10")
+print(f"host-record={sys.argv[3]},127.0.0.11")
+PY
+  cat "$tmp/dns/records.err" "$tmp/domain.json" "$tmp/zone.txt" >&2
+  die "cannot make the DNS records of $DOMAIN"
+fi
+cat "$tmp/dns/base.conf" "$tmp/dns/records.conf" >"$tmp/dns/domain.conf"
+stop_dnsmasq
+start_dnsmasq "$tmp/dns/domain.conf"
+code=$(api POST "/v1/domains/$DOMAIN/verify" "$tmp/verify.json")
+status=$(jfield "$tmp/verify.json" status)
+if [[ $code != 200 || $status != VERIFIED ]]; then
+  cat "$tmp/dns/domain.conf" >&2
+  die "POST /v1/domains/$DOMAIN/verify answered $code, status '${status:-?}': $(head -c 1500 "$tmp/verify.json")"
+fi
+say "domain $DOMAIN: VERIFIED against dnsmasq"
+
+# One send with curl: it must answer 200 with an id, and the email must be readable.
+code=$(api POST /v1/emails "$tmp/send.json" "$(cat "$tmp/body.json")")
+first_id=$(jfield "$tmp/send.json" id)
+[[ $code == 200 && $first_id == em_* ]] || die "POST /v1/emails answered $code: $(head -c 500 "$tmp/send.json")"
+code=$(api GET "/v1/emails/$first_id" "$tmp/first.json")
+[[ $code == 200 && $(jfield "$tmp/first.json" id) == "$first_id" ]] ||
+  die "GET /v1/emails/$first_id answered $code: $(head -c 500 "$tmp/first.json")"
+first_status=$(jfield "$tmp/first.json" status)
+[[ $first_status == QUEUED ]] ||
+  die "the first email is $first_status, not QUEUED: is the delivery relay not holding the delivery engine? $(head -c 500 "$tmp/first.json")"
+raw_bytes=$(sqlite3 "$db" '.timeout 10000' "SELECT length(raw) FROM email_bodies WHERE email_id = '$first_id';")
+# Sends made outside wrk, each a stored email.
+extra_sends=1
+
+# ---- measure -----------------------------------------------------------------------
+
+wrk_nginx=(-t"$THREADS" -c"$CONNECTIONS" -s "$tmp/post.lua" -H "$auth" "$nginx_url")
+wrk_ph=(-t"$THREADS" -c"$CONNECTIONS" -s "$tmp/post.lua" -H "$auth" "$ph_url")
+
+# Runs during which steal or other processes took more than NOISY_PCT % of the machine.
+NOISY_PCT=${NOISY_PCT:-10}
+noisy=()
+note_noise() { # label steal other
+  if awk -v a="$2" -v b="$3" -v t="$NOISY_PCT" 'BEGIN { exit !(a > t || b > t) }'; then
+    noisy+=("$1 (steal $2%, other processes $3%)")
+  fi
+}
+
+# Every posthorn run: its requests, connections, non-2xx and socket errors.
+ph_requests=0
+ph_connections=0
+ph_non2xx=0
+ph_sockerr=0
+nginx_non2xx=0
+nginx_sockerr=0
+account_posthorn() { # requests non2xx sockerr connections
+  ph_requests=$((ph_requests + $1))
+  ph_non2xx=$((ph_non2xx + $2))
+  ph_sockerr=$((ph_sockerr + $3))
+  ph_connections=$((ph_connections + $4))
+}
+account_nginx() { # non2xx sockerr
+  nginx_non2xx=$((nginx_non2xx + $1))
+  nginx_sockerr=$((nginx_sockerr + $2))
+}
+
+say "warm-up: ${WARMUP}s each"
+run_fsync warmup 1 1 || die "the fsync warm-up failed"
+run_wrk nginx warmup-nginx "$WARMUP" "${wrk_nginx[@]}" || die "the nginx warm-up failed"
+read -r _ _ _ _ n2 se _ _ _ <<<"$W"
+account_nginx "$n2" "$se"
+run_wrk posthorn warmup-posthorn "$WARMUP" "${wrk_ph[@]}" || die "the posthorn warm-up failed"
+read -r _ _ _ rq n2 se _ _ _ <<<"$W"
+account_posthorn "$rq" "$n2" "$se" "$CONNECTIONS"
+
+# fsyncs_text REQUESTS SECONDS: "fsync calls/s | sends per fsync" of posthorn from PF.
+fsyncs_text() {
+  if [[ -n $PF ]] && ((PF > 0)); then
+    echo "$(fmt '%.0f' "$(calc "$PF / $2")") | $(fmt '%.1f' "$(calc "$1 / $PF")")"
+  else
+    echo "? | ?"
+  fi
+}
+
+declare -a p_fsync f1 fn f_st n_rps n_p50 n_p99 n_cpu n_st p_rps p_p50 p_p99 p_cpu p_st p_rows p_fs p_spf
+kinds=(fsync nginx posthorn)
+for ((r = 1; r <= ROUNDS; r++)); do
+  # Each measurement takes each place in turn: fsync nginx posthorn, nginx posthorn fsync...
+  order=()
+  for ((i = 0; i < 3; i++)); do order+=("${kinds[(i + r - 1) % 3]}"); done
+  for target in "${order[@]}"; do
+    case $target in
+      fsync)
+        say "round $r/$ROUNDS: fsync (${FSYNC_SECONDS}s with 1 thread, ${FSYNC_SECONDS}s with $FSYNC_THREADS)"
+        run_fsync "r$r-1" 1 "$FSYNC_SECONDS" || die "round $r: the fsync run failed"
+        read -r rate st ot <<<"$F"
+        f1[r]=$rate
+        note_noise "round $r fsync, 1 thread" "$st" "$ot"
+        run_fsync "r$r-$FSYNC_THREADS" "$FSYNC_THREADS" "$FSYNC_SECONDS" || die "round $r: the fsync run failed"
+        read -r rate st2 ot2 <<<"$F"
+        fn[r]=$rate
+        note_noise "round $r fsync, $FSYNC_THREADS threads" "$st2" "$ot2"
+        f_st[r]="$st% / $ot%"
+        ;;
+      nginx)
+        say "round $r/$ROUNDS: nginx (${DURATION}s)"
+        run_wrk nginx "r$r-nginx" "$DURATION" "${wrk_nginx[@]}" || die "round $r: the nginx run failed"
+        read -r rps p50 p99 _ n2 se cpu st ot <<<"$W"
+        account_nginx "$n2" "$se"
+        note_noise "round $r nginx" "$st" "$ot"
+        n_rps[r]=$rps n_p50[r]=$p50 n_p99[r]=$p99 n_cpu[r]=$cpu n_st[r]="$st% / $ot%"
+        ;;
+      posthorn)
+        say "round $r/$ROUNDS: posthorn (${DURATION}s)"
+        p_rows[r]=$(emails_rows)
+        run_wrk posthorn "r$r-posthorn" "$DURATION" "${wrk_ph[@]}" || die "round $r: the posthorn run failed"
+        read -r rps p50 p99 rq n2 se cpu st ot <<<"$W"
+        account_posthorn "$rq" "$n2" "$se" "$CONNECTIONS"
+        note_noise "round $r posthorn" "$st" "$ot"
+        p_rps[r]=$rps p_p50[r]=$p50 p_p99[r]=$p99 p_cpu[r]=$cpu p_st[r]="$st% / $ot%"
+        p_fsync[r]=$(fsyncs_text "$rq" "$DURATION")
+        [[ -z $PF ]] || ((PF == 0)) || { p_fs[r]=$(calc "$PF / $DURATION"); p_spf[r]=$(calc "$rq / $PF"); }
+        ;;
+    esac
+  done
+done
+
+med_f1=$(median "${f1[@]}")
+med_fn=$(median "${fn[@]}")
+med_n_rps=$(median "${n_rps[@]}")
+med_n_p50=$(median "${n_p50[@]}")
+med_n_p99=$(median "${n_p99[@]}")
+med_n_cpu=$(median "${n_cpu[@]}")
+med_p_rps=$(median "${p_rps[@]}")
+med_p_p50=$(median "${p_p50[@]}")
+med_p_p99=$(median "${p_p99[@]}")
+med_p_cpu=$(median "${p_cpu[@]}")
+med_fsync="? | ?"
+med_syncs=
+med_spf=
+if [[ ${#p_fs[@]} -eq $ROUNDS ]]; then
+  med_syncs=$(median "${p_fs[@]}")
+  med_spf=$(median "${p_spf[@]}")
+  med_fsync="$(fmt '%.0f' "$med_syncs") | $(fmt '%.1f' "$med_spf")"
+fi
+
+target_rps=$(fmt '%.0f' "$(calc "$med_p_rps * $PACED_FRACTION")")
+per_thread=$(calc "$target_rps / $THREADS")
+mod_kind=paced
+mod_cmd="wrk --latency -t$THREADS -c$CONNECTIONS -d${DURATION}s -s pace.lua -H \"Authorization: Bearer \$KEY\" http://127.0.0.1:\$PORT/v1/emails $(fmt '%.1f' "$per_thread")"
+say "moderate load: paced to ~$target_rps req/s (${DURATION}s)"
+m_rows=$(emails_rows)
+paced_ok=0
+if run_wrk posthorn moderate "$DURATION" -t"$THREADS" -c"$CONNECTIONS" -s "$tmp/pace.lua" -H "$auth" "$ph_url" "$per_thread"; then
+  read -r m_rps m_p50 m_p99 rq n2 se m_cpu m_st m_ot <<<"$W"
+  account_posthorn "$rq" "$n2" "$se" "$CONNECTIONS"
+  m_fsync=$(fsyncs_text "$rq" "$DURATION")
+  # wrk reports a script error on stderr and runs on without the script.
+  if grep -qF "$tmp/pace.lua:" "$tmp/wrk-moderate.txt"; then
+    say "wrk could not run the pacing script:"
+    grep -F "$tmp/pace.lua:" "$tmp/wrk-moderate.txt" | head -n 3 >&2
+  elif awk -v a="$m_rps" -v t="$target_rps" 'BEGIN { exit !(a > 1.25 * t) }'; then
+    say "the pacing did not hold: $m_rps req/s for a target of $target_rps"
+  else
+    paced_ok=1
+    note_noise "paced load" "$m_st" "$m_ot"
+  fi
+else
+  die "the paced run failed"
+fi
+if ((!paced_ok)); then
+  say "measuring light load (-c$LIGHT_CONNECTIONS) instead of paced load"
+  mod_kind=light
+  mod_cmd="wrk --latency -t$THREADS -c$LIGHT_CONNECTIONS -d${DURATION}s -s post.lua -H \"Authorization: Bearer \$KEY\" http://127.0.0.1:\$PORT/v1/emails"
+  m_rows=$(emails_rows)
+  run_wrk posthorn light "$DURATION" -t"$THREADS" -c"$LIGHT_CONNECTIONS" -s "$tmp/post.lua" -H "$auth" "$ph_url" ||
+    die "the light-load run failed"
+  read -r m_rps m_p50 m_p99 rq n2 se m_cpu m_st m_ot <<<"$W"
+  account_posthorn "$rq" "$n2" "$se" "$LIGHT_CONNECTIONS"
+  m_fsync=$(fsyncs_text "$rq" "$DURATION")
+  note_noise "light load" "$m_st" "$m_ot"
+fi
+
+# ---- the stored emails -------------------------------------------------------------
+
+sleep 1 # let the last group commit land
+rows_live=$(emails_rows)
+code=$(api GET '/v1/email?limit=1' "$tmp/list.json")
+api_total=$(jfield "$tmp/list.json" total)
+[[ $code == 200 ]] || api_total=
+wal_bytes=$(stat -c %s "$db-wal" 2>/dev/null || echo 0)
+db_bytes=$(stat -c %s "$db" 2>/dev/null || echo 0)
+held=$(held_sessions)
+
+say "stopping posthorn (SIGTERM)"
+stop_posthorn
+rows=$(emails_rows)
+read -r n_env n_rcpt n_bodies < <(sqlite3 -separator ' ' "$db" '.timeout 10000' \
+  "SELECT (SELECT COUNT(*) FROM envelopes), (SELECT COUNT(*) FROM recipients), (SELECT COUNT(*) FROM email_bodies);")
+email_status=$(sqlite3 "$db" '.timeout 10000' \
+  "SELECT status || ': ' || COUNT(*) FROM emails GROUP BY status ORDER BY status;" | paste -sd, - | sed 's/,/, /g')
+# The request log (flushed at the shutdown) has the status of every answer.
+log_status=$(sqlite3 "$db" '.timeout 10000' \
+  "SELECT status || ': ' || COUNT(*) FROM request_logs WHERE method = 'POST' AND url = '/v1/emails' GROUP BY status ORDER BY status;" | paste -sd, - | sed 's/,/, /g')
+log_200=$(sqlite3 "$db" '.timeout 10000' \
+  "SELECT COUNT(*) FROM request_logs WHERE method = 'POST' AND url = '/v1/emails' AND status = 200;")
+server_problems=$(grep -Ec ' (warning|error|critical) ' "$tmp/posthorn.log" || true)
+stop_nginx
+stop_dnsmasq
+stop_hold
+
+answered_200=$((ph_requests - ph_non2xx + extra_sends))
+# wrk counts the responses it read; the requests in flight when a run ends are answered
+# (and stored) by the server but not counted by wrk: at most one per connection and run.
+max_rows=$((answered_200 + ph_connections))
+
+problems=()
+[[ $ph_exit == 0 ]] || problems+=("posthorn exited with status $ph_exit after SIGTERM")
+((ph_non2xx == 0)) || problems+=("wrk saw $ph_non2xx non-2xx/3xx responses from posthorn (statuses in the request log: $log_status)")
+((ph_sockerr == 0)) || problems+=("wrk saw $ph_sockerr socket errors (connect/read/write/timeout) against posthorn")
+((nginx_non2xx == 0 && nginx_sockerr == 0)) ||
+  problems+=("nginx: $nginx_non2xx non-2xx/3xx responses, $nginx_sockerr socket errors")
+((rows >= answered_200)) || problems+=("emails lost: $rows rows in emails for $answered_200 sends answered 200")
+((rows <= max_rows)) || problems+=("emails has $rows rows, more than the $max_rows sends that can have been answered 200")
+((rows == rows_live)) || problems+=("emails held $rows_live rows before the shutdown and $rows after it: an answered send was not committed when it was answered")
+((n_env == rows && n_rcpt == rows && n_bodies == rows)) ||
+  problems+=("$rows emails but $n_env envelopes, $n_rcpt recipients, $n_bodies bodies (one each expected)")
+((log_200 == rows)) || problems+=("the request log has $log_200 POST /v1/emails answered 200 for $rows emails")
+((server_problems == 0)) || problems+=("posthorn logged $server_problems warning/error lines")
+if [[ -z $api_total ]]; then
+  problems+=("GET /v1/email?limit=1 after the runs did not answer a total: $(head -c 200 "$tmp/list.json")")
+elif ((api_total != rows_live)); then
+  problems+=("GET /v1/email?limit=1 after the runs answered total = $api_total while the table held $rows_live rows")
+fi
+
+# ---- report ------------------------------------------------------------------------
+
+ms() { fmt '%.3f' "$1"; }
+int() { fmt '%.0f' "$1"; }
+ratio() { fmt '%.3g' "$(calc "$1 / $2")"; } # 3 significant digits
+thousands() { printf "%'d" "$1" 2>/dev/null || echo "$1"; }
+yes_no() { if awk "BEGIN { exit !($1) }"; then echo "**met**"; else echo "**not met**"; fi; }
+
+goal_fsync=$(yes_no "$med_p_rps > 2 * $med_f1")
+goal_nginx=$(yes_no "$med_p_rps >= 0.2 * $med_n_rps")
+goal_p99=$(yes_no "$m_p99 < 5")
+
+section="$tmp/section.md"
+{
+  echo "## HTTP: durable \`POST /v1/emails\` (1 KB text) vs the disk's fsync rate and nginx POST 204"
+  echo
+  echo "Generated by \`bench/send_emails.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC')."
+  echo
+  echo "- Machine: $nproc_n CPUs, $cpu_model; $os_name, kernel $(uname -r); load average $load_at_start at the start."
+  echo "- Disk: the data dir and the fsync tool's files on $disk ($fs_type, $mount_opts)."
+  echo "- Software: posthorn $ph_commit (\`$PH_BIN\`, sha256 $ph_sha…), nginx $nginx_version, wrk $wrk_version,"
+  echo "  dnsmasq $dns_version, Python $py_version (the fsync tool)."
+  echo "- Request: \`POST\` with \`Content-Type: application/json\` and a $body_bytes-byte body,"
+  echo "  \`{\"from\":\"$FROM\",\"to\":\"$TO\",\"subject\":…,\"text\":…}\` with $TEXT_BYTES bytes of text"
+  echo "  (the stored message: $raw_bytes bytes); the same bytes, \`Authorization\` header included, to nginx."
+  echo "- Load: \`wrk --latency -t$THREADS -c$CONNECTIONS -d${DURATION}s -s post.lua\` on 127.0.0.1, client and servers on the same $nproc_n CPUs;"
+  echo "  $ROUNDS rounds of fsync, nginx and posthorn in rotating order, after warm-ups (${WARMUP}s of wrk each)."
+  echo "- fsync: a Python loop appends 1 KB to a file of its own and calls \`os.fdatasync\`, for ${FSYNC_SECONDS}s,"
+  echo "  with 1 thread, then with $FSYNC_THREADS threads (a file each), in the same directory as the data dir."
+  echo "- nginx: private config, \`worker_processes 2\`, \`access_log off\`, \`location = /post { return 204; }\`"
+  echo "  (the body is read and discarded), keep-alive unlimited."
+  echo "- posthorn: fresh data dir (SQLite, WAL, synchronous=FULL), one account and key, the domain"
+  echo "  $DOMAIN verified against dnsmasq (its DKIM CNAMEs, SPF, DMARC and MX published there);"
+  echo "  \`POSTHORN_LIMITS_SEND_RATE_PER_MINUTE=$SEND_RATE\`: the default send rate, 1000 a minute,"
+  echo "  would answer most of these sends 429. Each 200 comes after the group commit holding the"
+  echo "  email (the email, its envelope, recipient and MIME body) has been fsynced; the request"
+  echo "  log entry of each send is written too."
+  echo "- Acceptance alone (as Postfix's acceptance-only figure in PEERS.md): posthorn's delivery engine"
+  echo "  runs, but its relay (\`POSTHORN_DELIVERY_RELAY\`) is a loopback listener that never answers,"
+  echo "  so the engine claims one batch, opens its sessions and waits for a greeting"
+  echo "  (\`POSTHORN_DELIVERY_COMMAND_TIMEOUT_S=3600\`) instead of signing and sending while the"
+  echo "  emails are accepted; $held sessions were waiting at the end. Delivery costs CPU of its own"
+  echo "  (DKIM signing, SMTP) that these figures leave out."
+  echo
+  echo "Reproduce: \`make bench\` (installs wrk and nginx-light, builds, runs every benchmark) or,"
+  echo "with the binary built, \`ROUNDS=$ROUNDS bench/send_emails.sh\`. The runs it makes:"
+  echo
+  echo '```'
+  echo "python3 fsync_rate.py \$DIR $FSYNC_SECONDS 1; python3 fsync_rate.py \$DIR $FSYNC_SECONDS $FSYNC_THREADS"
+  echo "wrk --latency -t$THREADS -c$CONNECTIONS -d${DURATION}s -s post.lua -H \"Authorization: Bearer \$KEY\" http://127.0.0.1:\$NGINX_PORT/post"
+  echo "wrk --latency -t$THREADS -c$CONNECTIONS -d${DURATION}s -s post.lua -H \"Authorization: Bearer \$KEY\" http://127.0.0.1:\$PORT/v1/emails"
+  echo "$mod_cmd"
+  echo '```'
+  echo
+  echo "fsync/s with 1 thread and $FSYNC_THREADS threads; latencies in ms; CPU = server CPU time (user+system)"
+  echo "per request, in ms; noise = the machine's CPU steal / CPU used by other processes than the"
+  echo "server (or fsync tool) and wrk, in % of all CPUs, during the run (fsync: the 1-thread run);"
+  echo "rows = emails stored when the posthorn run started; syncs/s = the fsync and fdatasync calls"
+  echo "posthorn made per second of the run (counted by \`perf stat\` on the syscall tracepoints; ? when"
+  echo "perf could not), sends/sync = the sends answered per such call: the group commit at work."
+  echo
+  echo "| round | fsync/s | fsync/s ×$FSYNC_THREADS | noise | nginx req/s | p50 | p99 | CPU | noise | posthorn sends/s | p50 | p99 | CPU | noise | rows | syncs/s | sends/sync | posthorn/nginx | posthorn/fsync |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for ((r = 1; r <= ROUNDS; r++)); do
+    echo "| $r | $(int "${f1[r]}") | $(int "${fn[r]}") | ${f_st[r]} |" \
+      "$(int "${n_rps[r]}") | $(ms "${n_p50[r]}") | $(ms "${n_p99[r]}") | $(ms "${n_cpu[r]}") | ${n_st[r]} |" \
+      "$(int "${p_rps[r]}") | $(ms "${p_p50[r]}") | $(ms "${p_p99[r]}") | $(ms "${p_cpu[r]}") | ${p_st[r]} | ${p_rows[r]} | ${p_fsync[r]} |" \
+      "$(ratio "${p_rps[r]}" "${n_rps[r]}") | $(ratio "${p_rps[r]}" "${f1[r]}") |"
+  done
+  echo "| **median** | **$(int "$med_f1")** | **$(int "$med_fn")** | |" \
+    "**$(int "$med_n_rps")** | **$(ms "$med_n_p50")** | **$(ms "$med_n_p99")** | $(ms "$med_n_cpu") | |" \
+    "**$(int "$med_p_rps")** | **$(ms "$med_p_p50")** | **$(ms "$med_p_p99")** | $(ms "$med_p_cpu") | | | $med_fsync |" \
+    "**$(ratio "$med_p_rps" "$med_n_rps")** | **$(ratio "$med_p_rps" "$med_f1")** |"
+  echo
+  echo "Medians: posthorn/nginx req/s $(ratio "$med_p_rps" "$med_n_rps")×, p50 $(ratio "$med_p_p50" "$med_n_p50")×," \
+    "p99 $(ratio "$med_p_p99" "$med_n_p99")×, CPU per request $(ratio "$med_p_cpu" "$med_n_cpu")×;"
+  echo "durable sends per second / fsyncs per second: $(ratio "$med_p_rps" "$med_f1")× one thread's," \
+    "$(ratio "$med_p_rps" "$med_fn")× $FSYNC_THREADS threads'."
+  if [[ -n $med_syncs ]]; then
+    echo "Group commit: at full load posthorn made $(int "$med_syncs") fsync/fdatasync calls per second, each for" \
+      "$(fmt '%.1f' "$med_spf") sends (medians),"
+    if awk -v a="$med_syncs" -v b="$med_f1" 'BEGIN { exit !(a < 0.5 * b) }'; then
+      echo "$(ratio "$med_syncs" "$med_f1")× the disk's one-thread fsync rate: the disk had room to spare, and the"
+      echo "send rate was bound by CPU ($(ms "$med_p_cpu") ms of server CPU per send, $(ratio "$med_p_cpu" "$med_n_cpu")× nginx's per request)."
+    else
+      echo "$(ratio "$med_syncs" "$med_f1")× the disk's one-thread fsync rate: the send rate was bound by the disk's flushes."
+    fi
+  fi
+  echo
+  if [[ ${#noisy[@]} -gt 0 ]]; then
+    echo "Disturbed runs (steal or other processes above $NOISY_PCT% of the machine; their figures"
+    echo "understate what the machine can do): $(printf '%s; ' "${noisy[@]}" | sed 's/; $//')."
+    echo
+  fi
+  if [[ $mod_kind == paced ]]; then
+    echo "Half load (posthorn only, paced to $PACED_FRACTION × the median maximum = $target_rps sends/s by wrk's"
+    echo "\`delay()\` hook; closed loop, so not a constant-rate generator like wrk2):"
+    echo "$(int "$m_rps") sends/s achieved ($(fmt '%.0f' "$(calc "100 * $m_rps / $med_p_rps")")% of the median maximum), p50 $(ms "$m_p50") ms, **p99 $(ms "$m_p99") ms**,"
+    echo "CPU $(ms "$m_cpu") ms/request, noise $m_st% / $m_ot%; $m_rows rows at start; syncs/s | sends/sync: $m_fsync."
+  else
+    echo "Light load (posthorn only, -c$LIGHT_CONNECTIONS; pacing to $target_rps sends/s did not work with this wrk):"
+    echo "$(int "$m_rps") sends/s ($(fmt '%.0f' "$(calc "100 * $m_rps / $med_p_rps")")% of the median maximum), p50 $(ms "$m_p50") ms, **p99 $(ms "$m_p99") ms**,"
+    echo "CPU $(ms "$m_cpu") ms/request, noise $m_st% / $m_ot%; $m_rows rows at start; syncs/s | sends/sync: $m_fsync."
+  fi
+  echo
+  echo "Goals (issue): durable sends/s well above fsyncs/s (taken here as more than 2× one thread's): $goal_fsync"
+  echo "($(ratio "$med_p_rps" "$med_f1")×); at least a fifth of nginx's POST rate: $goal_nginx ($(ratio "$med_p_rps" "$med_n_rps")×);"
+  echo "p99 under 5 ms at half load: $goal_p99 ($(ms "$m_p99") ms)."
+  echo
+  echo "Stored emails after posthorn stopped (SIGTERM), counted with sqlite3: **$(thousands "$rows") rows** in \`emails\`"
+  echo "(status $email_status; as many envelopes, recipients and bodies: $n_env, $n_rcpt, $n_bodies)"
+  echo "for $(thousands "$answered_200") sends answered 200 = $(thousands "$((ph_requests - ph_non2xx))") counted by wrk over all posthorn runs"
+  echo "(warm-up and half load included) + $extra_sends made with curl; wrk does not count the requests in"
+  echo "flight when a run ends, so up to $ph_connections more rows can be right. Request log, \`POST /v1/emails\` by status: $log_status."
+  if ((rows >= answered_200 && rows <= max_rows && rows == rows_live)); then
+    echo "Every send answered 200 was stored, and committed before the shutdown ($((rows - answered_200)) in flight at run ends)."
+  fi
+  echo "Before the shutdown: $(thousands "$rows_live") rows committed, database $((db_bytes / 1024)) KiB + WAL $((wal_bytes / 1024)) KiB;"
+  echo "\`GET /v1/email?limit=1\` answered \`total\` = ${api_total:-?}."
+  echo
+  if [[ ${#problems[@]} -gt 0 ]]; then
+    echo "**Problems observed in this run:**"
+    echo
+    for p in "${problems[@]}"; do echo "- $p"; done
+  else
+    echo "No problems observed: no non-2xx responses, no socket errors, no warnings in the server log."
+  fi
+} >"$section"
+
+echo
+cat "$section"
+echo
+
+if [[ -n $RESULTS ]]; then
+  begin='<!-- BEGIN send_emails: generated by bench/send_emails.sh, replaced on every run -->'
+  end='<!-- END send_emails -->'
+  if [[ -f $RESULTS ]] && grep -qxF "$begin" "$RESULTS"; then
+    awk -v b="$begin" -v e="$end" -v f="$section" '
+      $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
+      $0 == e { skip = 0 }
+      !skip { print }' "$RESULTS" >"$tmp/results.new"
+  else
+    {
+      if [[ -f $RESULTS ]]; then
+        cat "$RESULTS"
+        echo
+      else
+        echo "# posthorn benchmark results"
+        echo
+        echo "Written by the scripts under bench/ (\`make bench\`). Figures are comparable only"
+        echo "within the same run: each benchmark measures a peer side by side with posthorn."
+        echo
+      fi
+      echo "$begin"
+      cat "$section"
+      echo "$end"
+    } >"$tmp/results.new"
+  fi
+  cat "$tmp/results.new" >"$RESULTS"
+  say "updated $RESULTS"
+fi
+
+if [[ ${#problems[@]} -gt 0 ]]; then
+  say "posthorn misbehaved during the benchmark:"
+  for p in "${problems[@]}"; do say "  - $p"; done
+  if ((server_problems > 0)); then
+    say "server log (warnings and errors, first 20):"
+    grep -E ' (warning|error|critical) ' "$tmp/posthorn.log" | head -n 20 >&2 || true
+  fi
+  exit 1
+fi
