@@ -63,6 +63,8 @@ asio::awaitable<http::Response> list_inbound(Context ctx) {
         if (end && v->size() == 10) *t += 86'400'000 - 1;  // a date alone: to its end
         (end ? q.end : q.start) = *t;
     }
+    if (q.start && q.end && *q.start > *q.end)
+        co_return detail::validation_error("start_date is after end_date");
     if (auto s = ctx.req.param("search"); s && !s->empty()) q.search = std::string(*s);
     auto page = co_await ctx.deps.store.list_inbound(std::move(q));
     if (!page) co_return detail::internal_error("list inbound email", page.error());

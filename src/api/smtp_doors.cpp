@@ -129,7 +129,11 @@ class Submission final : public smtp::SessionHandler {
         auto flag = [&](std::string_view name) -> std::optional<bool> {
             auto v = header(parsed, name);
             if (!v) return std::nullopt;
-            return lower(*v).find("true") != std::string::npos;
+            // INTERFACE: the headers are "set to the text true".
+            std::string t = lower(*v);
+            t.erase(0, t.find_first_not_of(" \t"));
+            t.erase(t.find_last_not_of(" \t\r\n") + 1);
+            return t == "true";
         };
         q.track_opens = flag("X-Track-Opens");
         q.track_clicks = flag("X-Track-Clicks");
@@ -172,6 +176,8 @@ class Submission final : public smtp::SessionHandler {
         if (account_.empty()) co_return reply(530, "5.7.0 Authentication required");
         auto account = account_;
         auto d = co_await deps_.store.find_domain_by_name(std::move(account), domain);
+        if (!d && d.error() != store::errc::not_found)
+            co_return reply(451, "4.3.0 Temporary failure, try again");
         if (!d || d->status != "VERIFIED")
             co_return reply(
                 550, "5.7.1 The domain " + domain + " is not a verified domain of this account");
@@ -209,6 +215,8 @@ class Inbound final : public smtp::SessionHandler {
         if (box.domain == lower(deps_.smtp_hostname) && box.local.rfind(kBounce, 0) == 0) {
             auto token = box.local.substr(kBounce.size());
             auto email = co_await deps_.store.find_email_by_return_token(std::move(token));
+            if (!email && email.error() != store::errc::not_found)
+                co_return reply(451, "4.3.0 Temporary failure, try again");
             if (!email) co_return reply(550, "5.1.1 No such bounce address");
             report_for_ = std::move(*email);
             co_return reply(250, "2.1.5 Recipient OK");
@@ -320,7 +328,8 @@ class Inbound final : public smtp::SessionHandler {
                          "DSN: " + rr.status + (rr.diagnostic.empty() ? "" : " " + rr.diagnostic),
                      .suppress = true});
             }
-        } else if (report.kind == mail::Report::Kind::arf) {
+        } else if (report.kind == mail::Report::Kind::arf &&
+                   report.feedback_type != "not-spam") {  // RFC 6650: not-spam is no complaint
             rep.complaint = true;
             for (const auto& r : email.recipients) {
                 const bool named =
