@@ -44,36 +44,14 @@ json::object email_summary(const store::Email& e) {
             {"from", from_display(e)}};
 }
 
-// start_date / end_date: ISO 8601; a date alone means its whole day (end_date: to its end).
-std::optional<http::Response> date_bounds(const http::Request& req, store::SearchQuery& q) {
-    for (const char* name : {"start_date", "end_date"}) {
-        auto v = req.param(name);
-        if (!v) continue;
-        auto t = parse_iso8601(*v);
-        if (!t)
-            return detail::validation_error(std::string(name) +
-                                            " must be an ISO 8601 date or time");
-        const bool end = std::string_view(name) == "end_date";
-        if (end && v->size() == 10) *t += 86'400'000 - 1;
-        (end ? q.end : q.start) = *t;
-    }
-    if (q.start && q.end && *q.start > *q.end)
-        return detail::validation_error("start_date is after end_date");
+// The list filters shared by GET /v1/email and GET /v1/emails/envelope.
+std::optional<http::Response> filters(const http::Request& req, store::SearchQuery& q,
+                                      std::initializer_list<std::string_view> sort_fields) {
+    if (auto err = parse_sort_by(req, sort_fields, q.sort_by))
+        return detail::validation_error(*err);
+    if (auto err = parse_date_bounds(req, q.start, q.end)) return detail::validation_error(*err);
+    if (auto s = req.param("search"); s && !s->empty()) q.search = std::string(*s);
     return std::nullopt;
-}
-
-std::optional<http::Response> sort_field(const http::Request& req, store::SearchQuery& q,
-                                         std::initializer_list<std::string_view> allowed) {
-    auto v = req.param("sort_by");
-    if (!v) return std::nullopt;
-    for (auto a : allowed)
-        if (*v == a) {
-            q.sort_by = std::string(a);
-            return std::nullopt;
-        }
-    std::string names;
-    for (auto a : allowed) names += (names.empty() ? "" : " or ") + std::string(a);
-    return detail::validation_error("sort_by must be " + names);
 }
 
 http::Response replay(const store::StoredResponse& r) {
@@ -155,9 +133,7 @@ asio::awaitable<http::Response> list_emails(Context ctx) {
     const auto& p = std::get<Paging>(paging);
     store::SearchQuery q{
         .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
-    if (auto err = sort_field(ctx.req, q, {"created_at", "to_email"})) co_return std::move(*err);
-    if (auto err = date_bounds(ctx.req, q)) co_return std::move(*err);
-    if (auto s = ctx.req.param("search"); s && !s->empty()) q.search = std::string(*s);
+    if (auto err = filters(ctx.req, q, {"created_at", "to_email"})) co_return std::move(*err);
     auto page = co_await ctx.deps.store.list_emails(std::move(q));
     if (!page) co_return detail::internal_error("list emails", page.error());
     json::array data;
@@ -176,10 +152,8 @@ asio::awaitable<http::Response> list_envelopes(Context ctx) {
     const auto& p = std::get<Paging>(paging);
     store::SearchQuery q{
         .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
-    if (auto err = sort_field(ctx.req, q, {"created_at", "subject", "from_email"}))
+    if (auto err = filters(ctx.req, q, {"created_at", "subject", "from_email"}))
         co_return std::move(*err);
-    if (auto err = date_bounds(ctx.req, q)) co_return std::move(*err);
-    if (auto s = ctx.req.param("search"); s && !s->empty()) q.search = std::string(*s);
     auto page = co_await ctx.deps.store.list_envelopes(std::move(q));
     if (!page) co_return detail::internal_error("list envelopes", page.error());
     json::array data;

@@ -46,25 +46,10 @@ asio::awaitable<http::Response> list_inbound(Context ctx) {
                          .limit = p.limit,
                          .sort_by = "received_at",
                          .order = p.order};
-    if (auto v = ctx.req.param("sort_by")) {
-        if (*v != "received_at" && *v != "subject" && *v != "from_email")
-            co_return detail::validation_error(
-                "sort_by must be received_at, subject or from_email");
-        q.sort_by = std::string(*v);
-    }
-    for (const char* name : {"start_date", "end_date"}) {
-        auto v = ctx.req.param(name);
-        if (!v) continue;
-        auto t = parse_iso8601(*v);
-        if (!t)
-            co_return detail::validation_error(std::string(name) +
-                                               " must be an ISO 8601 date or time");
-        const bool end = std::string_view(name) == "end_date";
-        if (end && v->size() == 10) *t += 86'400'000 - 1;  // a date alone: to its end
-        (end ? q.end : q.start) = *t;
-    }
-    if (q.start && q.end && *q.start > *q.end)
-        co_return detail::validation_error("start_date is after end_date");
+    if (auto err = parse_sort_by(ctx.req, {"received_at", "subject", "from_email"}, q.sort_by))
+        co_return detail::validation_error(*err);
+    if (auto err = parse_date_bounds(ctx.req, q.start, q.end))
+        co_return detail::validation_error(*err);
     if (auto s = ctx.req.param("search"); s && !s->empty()) q.search = std::string(*s);
     auto page = co_await ctx.deps.store.list_inbound(std::move(q));
     if (!page) co_return detail::internal_error("list inbound email", page.error());

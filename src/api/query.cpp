@@ -39,4 +39,34 @@ std::variant<Paging, std::string> parse_paging(const http::Request& req, std::in
     return p;
 }
 
+std::optional<std::string> parse_date_bounds(const http::Request& req, std::optional<UnixMs>& start,
+                                             std::optional<UnixMs>& end) {
+    for (const char* name : {"start_date", "end_date"}) {
+        auto v = req.param(name);
+        if (!v) continue;
+        auto t = parse_iso8601(*v);
+        if (!t) return std::string(name) + " must be an ISO 8601 date or time";
+        const bool is_end = std::string_view(name) == "end_date";
+        if (is_end && v->size() == 10) *t += 86'400'000 - 1;
+        (is_end ? end : start) = *t;
+    }
+    if (start && end && *start > *end) return std::string("start_date is after end_date");
+    return std::nullopt;
+}
+
+std::optional<std::string> parse_sort_by(const http::Request& req,
+                                         std::initializer_list<std::string_view> allowed,
+                                         std::string& out) {
+    auto v = req.param("sort_by");
+    if (!v) return std::nullopt;
+    for (auto a : allowed)
+        if (*v == a) {
+            out = std::string(a);
+            return std::nullopt;
+        }
+    std::string names;
+    for (auto a : allowed) names += (names.empty() ? "" : " or ") + std::string(a);
+    return "sort_by must be " + names;
+}
+
 }  // namespace posthorn::api

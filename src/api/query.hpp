@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
+
+#include "core/time.hpp"
 
 #include "http/message.hpp"
 #include "store/types.hpp"
@@ -29,5 +32,15 @@ std::optional<std::int64_t> parse_int(std::string_view s) noexcept;
 // "sort_order"). Answers the error message on a bad value.
 std::variant<Paging, std::string> parse_paging(const http::Request& req, std::int64_t default_limit,
                                                std::string_view order_param);
+
+// start_date / end_date: ISO 8601; an end_date that is a date alone means to the end of that
+// day. Answers the error message, if any.
+std::optional<std::string> parse_date_bounds(const http::Request& req, std::optional<UnixMs>& start,
+                                             std::optional<UnixMs>& end);
+
+// sort_by, one of `allowed`; `out` keeps its default when the parameter is absent.
+std::optional<std::string> parse_sort_by(const http::Request& req,
+                                         std::initializer_list<std::string_view> allowed,
+                                         std::string& out);
 
 }  // namespace posthorn::api

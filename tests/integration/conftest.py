@@ -5,6 +5,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from support.dnsmasq import Dnsmasq  # noqa: E402
 from support.posthorn import Posthorn  # noqa: E402
 
 
@@ -30,3 +31,12 @@ def posthorn_factory(tmp_path):
 def server(posthorn_factory):
     """A running posthorn on free ports with a fresh data dir."""
     return posthorn_factory().start()
+
+
+@pytest.fixture
+def dns(tmp_path):
+    """A real DNS server (dnsmasq) on a free loopback port; tests add records and restart."""
+    d = Dnsmasq(tmp_path / "dns")
+    d.start()
+    yield d
+    d.stop()

@@ -7,18 +7,9 @@ import subprocess
 
 import pytest
 
-from support.dnsmasq import Dnsmasq
 from support.domains import MX, SPF, ZONE, dns_env, publish, zone_records
 from support.posthorn import wait_for
 
-
-
-@pytest.fixture
-def dns(tmp_path):
-    d = Dnsmasq(tmp_path / "dns")
-    d.start()
-    yield d
-    d.stop()
 
 
 def make_server(posthorn_factory, dns, **env):

@@ -9,18 +9,9 @@ import sqlite3
 
 import pytest
 
-from support.dnsmasq import Dnsmasq
 from support.domains import dns_env, verified_domain
 
 SENDER = "mail.example.com"
-
-
-@pytest.fixture
-def dns(tmp_path):
-    d = Dnsmasq(tmp_path / "dns")
-    d.start()
-    yield d
-    d.stop()
 
 
 def start_sender(posthorn_factory, dns, **env):

@@ -36,16 +36,6 @@ Email read_email(const Stmt& s) {
                  .clicked_at = s.opt_int64(20)};
 }
 
-// LIKE pattern for a case-insensitive substring, with % _ and \ escaped.
-std::string like_pattern(const std::string& needle) {
-    std::string out = "%";
-    for (char c : needle) {
-        if (c == '%' || c == '_' || c == '\\') out.push_back('\\');
-        out.push_back(c);
-    }
-    return out + "%";
-}
-
 Result<std::optional<StoredResponse>> idempotent(Db& db, const std::string& account_id,
                                                  const std::string& key, UnixMs now) {
     auto s = db.prepare(
@@ -173,7 +163,7 @@ void bind_filter(Stmt& s, const SearchQuery& q) {
     s.bind(1, q.account_id);
     if (q.start) s.bind(2, *q.start);
     if (q.end) s.bind(3, *q.end);
-    if (q.search) s.bind(4, like_pattern(*q.search));
+    if (q.search) s.bind(4, detail::like_pattern(*q.search));
 }
 
 template <class T, class Read>

@@ -45,15 +45,6 @@ Result<void> attachments_of(Db& db, InboundEmail& e) {
     }
 }
 
-std::string like_pattern(const std::string& needle) {
-    std::string out = "%";
-    for (char c : needle) {
-        if (c == '%' || c == '_' || c == '\\') out.push_back('\\');
-        out.push_back(c);
-    }
-    return out + "%";
-}
-
 }  // namespace
 
 asio::awaitable<Result<std::vector<Domain>>> SqliteStore::inbound_domains(std::string name) {
@@ -142,7 +133,7 @@ asio::awaitable<Result<Page<InboundEmail>>> SqliteStore::list_inbound(SearchQuer
             s.bind(1, q.account_id);
             if (q.start) s.bind(2, *q.start);
             if (q.end) s.bind(3, *q.end);
-            if (q.search) s.bind(4, like_pattern(*q.search));
+            if (q.search) s.bind(4, detail::like_pattern(*q.search));
         };
         Page<InboundEmail> page;
         {

@@ -21,6 +21,15 @@ Stmt& Stmt::bind(int i, std::string_view v) {
     sqlite3_bind_text64(s_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
     return *this;
 }
+std::string like_pattern(std::string_view needle) {
+    std::string out = "%";
+    for (char c : needle) {
+        if (c == '%' || c == '_' || c == '\\') out.push_back('\\');
+        out.push_back(c);
+    }
+    return out + "%";
+}
+
 Stmt& Stmt::bind_blob(int i, std::string_view v) {
     sqlite3_bind_blob64(s_, i, v.data(), v.size(), SQLITE_TRANSIENT);
     return *this;

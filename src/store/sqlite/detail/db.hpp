@@ -21,6 +21,10 @@ using StmtPtr = CPtr<sqlite3_stmt, sqlite3_finalize>;
 
 error_code to_error(int rc);
 
+// A LIKE pattern (used with ESCAPE '\\') for a substring; % _ and the backslash are taken
+// literally. LIKE folds ASCII case only.
+std::string like_pattern(std::string_view needle);
+
 // A use of a cached statement. It is reset when the use ends, so that no half-read result
 // keeps a read transaction (and with it an old WAL snapshot) open on the connection.
 class Stmt {
