@@ -14,7 +14,10 @@ packages=(
   libgtest-dev libgmock-dev
   # run (make run prints a curl line) and test
   curl sqlite3 python3 python3-pytest python3-aiosmtpd python3-dkim python3-cryptography dnsmasq-base swaks
+  openssl postfix  # postfix for its smtp-source load client (the daemon is not configured)
 )
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk nginx-light postfix)
 fi
@@ -24,7 +27,20 @@ for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
   [[ "$status" == "installed" ]] || missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+# Node test clients (nodemailer) from the npm registry, into tests/node/node_modules.
+install_node_clients() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/node"
+  [[ -d "$dir/node_modules/nodemailer" ]] && return 0
+  command -v npm >/dev/null 2>&1 || return 0
+  echo "install-deps: installing the node test clients (npm)"
+  npm install --prefix "$dir" --no-package-lock --no-audit --no-fund --loglevel=error >/dev/null
+}
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  install_node_clients
+  exit 0
+fi
 
 echo "install-deps: installing ${missing[*]}"
 sudo=()
@@ -36,3 +52,4 @@ if printf '%s\n' "${missing[@]}" | grep -qx postfix; then
 fi
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_node_clients

@@ -355,3 +355,35 @@ def test_bounce_and_complaint_reports(world):
         s.mail("")
         code, _ = s.rcpt("bounces+nosuchtoken@posthorn.test")
         assert code == 550
+
+
+NODE_CLIENT = __import__("pathlib").Path(__file__).resolve().parents[1] / "node" / "submit.js"
+
+
+def test_nodemailer_submits(world):
+    ph, key, sink = world
+    if not shutil.which("node") or not (NODE_CLIENT.parent / "node_modules" / "nodemailer").exists():
+        pytest.skip("nodemailer is not installed (scripts/install-deps.sh installs it)")
+    r = subprocess.run(["node", str(NODE_CLIENT), str(ph.submission_port), key,
+                        f"Node <node@{SENDER}>", "nm@sink.example.net", "from nodemailer"],
+                       capture_output=True, text=True, timeout=60)
+    import json
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["ok"], out
+    assert out["response"].startswith("250 2.0.0 Ok: queued as em_")
+    (m,) = sink.wait_messages(1)
+    assert m.rcpt_tos == ["nm@sink.example.net"] and b"X-Track-Opens" not in m.data
+
+
+def test_smtp_source_load_on_the_inbound_listener(world):
+    ph, key, _ = world
+    source = shutil.which("smtp-source") or "/usr/sbin/smtp-source"
+    if not __import__("os").path.exists(source):
+        pytest.skip("smtp-source (postfix) is not installed")
+    n = 200
+    r = subprocess.run([source, "-s", "10", "-m", str(n), "-l", "2000", "-f", "load@sender.example.org",
+                        "-t", "support@mail.example.com", f"127.0.0.1:{ph.inbound_port}"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = ph.get("/v1/emails/inbound?limit=1", key=key).json()["pagination"]["total"]
+    assert got == n, f"{got} of {n} messages stored"
