@@ -348,6 +348,8 @@ class Session {
             }
             if (!co_await fill()) co_return;  // closed before the end: nothing is kept
         }
+        // The last read may have brought the end and the excess together.
+        if (raw.size() - 2 > opt_.max_message_bytes) too_big = true;
         const bool tx_ok = in_tx_ && !rcpts_.empty();
         if (too_big) {
             queue(reply(552, "5.3.4 Message larger than " + std::to_string(opt_.max_message_bytes) +

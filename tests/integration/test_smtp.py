@@ -387,3 +387,21 @@ def test_smtp_source_load_on_the_inbound_listener(world):
     assert r.returncode == 0, r.stdout + r.stderr
     got = ph.get("/v1/emails/inbound?limit=1", key=key).json()["pagination"]["total"]
     assert got == n, f"{got} of {n} messages stored"
+
+
+def test_data_over_the_size_limit_is_refused_without_storing(posthorn_factory, dns):
+    # max_attachment_bytes 3 → the SMTP size limit is 4 + 2 MiB, the HTTP body limit.
+    ph = posthorn_factory(env={**dns_env(dns), "POSTHORN_LIMITS_MAX_ATTACHMENT_BYTES": "3"}).start()
+    key = ph.account_with_key("acme")
+    d = verified_domain(ph, dns, key, SENDER)
+    ph.request("PATCH", f"/v1/domains/{d['id']}", key=key, body={"config": {"inbound": True}})
+    limit = 4 + 2 * 1024 * 1024
+    body = b"Subject: big\r\n\r\n" + (b"x" * 998 + b"\r\n") * (limit // 1000 + 5)
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=30) as s:
+        assert f"{limit}" in s.ehlo("x")[1].decode()
+        s.mail("a@b.org")
+        s.rcpt("support@mail.example.com")
+        code, msg = s.data(body)
+        assert code == 552 and b"5.3.4" in msg
+        assert s.noop()[0] == 250, "the session goes on"
+    assert ph.get("/v1/emails/inbound", key=key).json()["pagination"]["total"] == 0
