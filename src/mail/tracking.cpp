@@ -1,0 +1,92 @@
+#include "mail/tracking.hpp"
+
+#include <gumbo.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace posthorn::mail {
+namespace {
+
+struct Edit {
+    std::size_t at;
+    std::size_t length;
+    std::string text;
+};
+
+bool is_web_link(std::string_view url) {
+    while (!url.empty() && std::isspace(static_cast<unsigned char>(url.front())))
+        url.remove_prefix(1);
+    auto starts = [&](std::string_view p) {
+        if (url.size() < p.size()) return false;
+        for (std::size_t i = 0; i < p.size(); ++i)
+            if (std::tolower(static_cast<unsigned char>(url[i])) != p[i]) return false;
+        return true;
+    };
+    return starts("http://") || starts("https://");
+}
+
+std::string attribute_escape(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            default:
+                out.push_back(c);
+        }
+    }
+    return out;
+}
+
+void walk(const GumboNode* node, const char* base, const Tracking& t, std::vector<Edit>& edits,
+          std::optional<std::size_t>& body_end) {
+    if (node->type != GUMBO_NODE_ELEMENT) return;
+    const GumboElement& el = node->v.element;
+    if (el.tag == GUMBO_TAG_A && t.link) {
+        if (GumboAttribute* href = gumbo_get_attribute(&el.attributes, "href");
+            href && href->original_value.length > 0 && is_web_link(href->value)) {
+            const auto at = static_cast<std::size_t>(href->original_value.data - base);
+            edits.push_back({at, href->original_value.length,
+                             "\"" + attribute_escape(t.link(href->value)) + "\""});
+        }
+    }
+    if (el.tag == GUMBO_TAG_BODY && el.original_end_tag.length > 0)
+        body_end = static_cast<std::size_t>(el.original_end_tag.data - base);
+    for (unsigned i = 0; i < el.children.length; ++i)
+        walk(static_cast<const GumboNode*>(el.children.data[i]), base, t, edits, body_end);
+}
+
+}  // namespace
+
+std::string track_html(std::string_view html, const Tracking& t) {
+    const std::string source(html);
+    GumboOutput* out =
+        gumbo_parse_with_options(&kGumboDefaultOptions, source.c_str(), source.size());
+    std::vector<Edit> edits;
+    std::optional<std::size_t> body_end;
+    walk(out->root, source.c_str(), t, edits, body_end);
+    gumbo_destroy_output(&kGumboDefaultOptions, out);
+    if (t.pixel_url) {
+        const std::string img = "<img src=\"" + attribute_escape(*t.pixel_url) +
+                                "\" width=\"1\" height=\"1\" alt=\"\" style=\"display:none\">";
+        edits.push_back({body_end.value_or(source.size()), 0, img});
+    }
+    // Apply from the back, so that earlier offsets stay right.
+    std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.at > b.at; });
+    std::string result = source;
+    for (const auto& e : edits) result.replace(e.at, e.length, e.text);
+    return result;
+}
+
+}  // namespace posthorn::mail

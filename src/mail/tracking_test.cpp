@@ -1,0 +1,54 @@
+#include "mail/tracking.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace posthorn::mail {
+namespace {
+
+Tracking both(std::vector<std::string>& seen) {
+    Tracking t;
+    t.pixel_url = "https://t.example/o/TOKEN";
+    t.link = [&seen](const std::string& url) {
+        seen.push_back(url);
+        return "https://t.example/c/" + std::to_string(seen.size());
+    };
+    return t;
+}
+
+TEST(TrackHtml, RewritesWebLinksOnlyAndKeepsTheRestByteForByte) {
+    const std::string html =
+        "<html><head><title>x</title></head><body>\n<p>Hi&nbsp;<a "
+        "href=\"https://a.example/x?y=1&amp;z=2\">A</a>"
+        " <a href='http://b.example'>B</a> <a href=\"mailto:m@example.com\">M</a>"
+        " <a href=\"tel:+1\">T</a> <a href=\"#top\">#</a> <A "
+        "HREF=HTTPS://c.example>C</A></p>\n</body></html>";
+    std::vector<std::string> seen;
+    const auto out = track_html(html, both(seen));
+    EXPECT_EQ(seen, (std::vector<std::string>{"https://a.example/x?y=1&z=2", "http://b.example",
+                                              "HTTPS://c.example"}));
+    EXPECT_NE(out.find("<a href=\"https://t.example/c/1\">A</a>"), std::string::npos) << out;
+    EXPECT_NE(out.find("<a href=\"https://t.example/c/2\">B</a>"), std::string::npos) << out;
+    EXPECT_NE(out.find("<A HREF=\"https://t.example/c/3\">C</A>"), std::string::npos) << out;
+    EXPECT_NE(out.find("href=\"mailto:m@example.com\""), std::string::npos);
+    EXPECT_NE(out.find("href=\"tel:+1\""), std::string::npos);
+    EXPECT_NE(out.find("href=\"#top\""), std::string::npos);
+    EXPECT_NE(out.find("Hi&nbsp;"), std::string::npos) << "untouched text stays as written";
+    const auto pixel = out.find("<img src=\"https://t.example/o/TOKEN\"");
+    ASSERT_NE(pixel, std::string::npos);
+    EXPECT_EQ(out.substr(pixel).find("</body>") != std::string::npos, true) << "before </body>";
+}
+
+TEST(TrackHtml, PixelAtTheEndWithoutBodyAndNothingWhenOff) {
+    const std::string frag = "<p>just a fragment <a href=\"https://x.example\">x</a></p>";
+    Tracking t;
+    t.pixel_url = "https://t.example/o/P";
+    const auto out = track_html(frag, t);
+    EXPECT_EQ(out.rfind(frag, 0), 0u) << "links untouched when click tracking is off";
+    EXPECT_NE(out.find("<img src=\"https://t.example/o/P\""), std::string::npos);
+    EXPECT_EQ(track_html(frag, Tracking{}), frag);
+}
+
+}  // namespace
+}  // namespace posthorn::mail
