@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "api/tracking.hpp"
 #include "core/blocking.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
@@ -109,6 +110,8 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     add(req.bcc, "bcc");
 
     if (auto* spec = std::get_if<mail::MessageSpec>(&req.message)) {
+        if (spec->html && (e.track_opens || e.track_clicks))
+            spec->html = track_email_html(deps, e.id, *spec->html, e.track_opens, e.track_clicks);
         spec->message_id = e.message_id;
         spec->date = now;
         auto build = [spec = std::move(*spec)] { return mail::build_message(spec); };

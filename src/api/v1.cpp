@@ -10,6 +10,7 @@
 #include "api/inbound.hpp"
 #include "api/keys.hpp"
 #include "api/logs.hpp"
+#include "api/tracking.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
 #include "crypto/hash.hpp"
@@ -152,6 +153,8 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
         }
         co_return http::Response{.status = 200, .body = R"({"status":"ok"})"};
     }
+    if (req.method == "GET" && (req.path.rfind("/t/o/", 0) == 0 || req.path.rfind("/t/c/", 0) == 0))
+        co_return co_await handle_tracking(impl_->deps, std::move(req));
     if (req.path != "/v1" && req.path.rfind("/v1/", 0) != 0)
         co_return detail::not_found("no route for " + req.path);
 

@@ -44,7 +44,9 @@ struct Deps {
     std::string master_key;          // seals DKIM private keys at rest
     DomainPolicy domains;
     SendingPolicy sending;
-    std::string smtp_hostname = "localhost";  // Message-ID domain, bounce address host
+    std::string smtp_hostname = "localhost";           // Message-ID domain, bounce address host
+    std::string public_url = "http://localhost:8080";  // base of tracking links
+    std::string tracking_secret;                       // signs tracking tokens
     RateLimiter& rate_limiter;
 };
 

@@ -121,6 +121,13 @@ int serve(const Config& config) {
         return 1;
     }
 
+    auto tracking_key = crypto::load_or_create_master_key(config.server.data_dir + "/tracking.key");
+    if (!tracking_key) {
+        log::error("tracking key {}/tracking.key: {}", config.server.data_dir,
+                   tracking_key.error().message());
+        return 1;
+    }
+
     core::SystemClock clock;
     core::IoPool pool(cores);
     asio::thread_pool blocking(cores);
@@ -145,6 +152,8 @@ int serve(const Config& config) {
                                .max_recipients = config.limits.max_recipients,
                                .max_attachment_bytes = config.limits.max_attachment_bytes},
                    .smtp_hostname = config.smtp.hostname,
+                   .public_url = config.server.public_url,
+                   .tracking_secret = *tracking_key,
                    .rate_limiter = rate_limiter};
     api::V1 v1(deps);
 

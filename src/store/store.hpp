@@ -84,6 +84,11 @@ class EmailStore {
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) = 0;
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(
         std::string account_id, std::string key, UnixMs now) = 0;
+    // An open or a click ("opened" / "clicked"): the first sets opened_at / clicked_at, every
+    // one writes an email.opened / email.clicked event with `data_json`. errc::not_found for
+    // an unknown email.
+    virtual asio::awaitable<Result<void>> record_engagement(std::string email_id, std::string kind,
+                                                            std::string data_json, UnixMs at) = 0;
     // The email a bounce address (bounces+<token>@…) belongs to, with its recipients.
     virtual asio::awaitable<Result<Email>> find_email_by_return_token(std::string token) = 0;
     // With its recipients. Another account's email is errc::not_found.

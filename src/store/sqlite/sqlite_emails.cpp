@@ -1,4 +1,5 @@
 // SqliteStore: emails, their envelopes and recipients, raw messages and idempotency keys.
+#include "core/id.hpp"
 #include "store/sqlite/detail/impl.hpp"
 
 namespace posthorn::store::sqlite {
@@ -265,6 +266,35 @@ asio::awaitable<Result<Email>> SqliteStore::find_email(std::string account_id, s
         return email_where(db, "e.account_id = ?1 AND e.id = ?2", account_id, id);
     };
     co_return co_await impl_->read(std::move(job));
+}
+
+asio::awaitable<Result<void>> SqliteStore::record_engagement(std::string email_id, std::string kind,
+                                                             std::string data_json, UnixMs at) {
+    auto job = [email_id = std::move(email_id), kind = std::move(kind),
+                data_json = std::move(data_json), at](Db& db) -> Result<void> {
+        const char* column = kind == "opened" ? "opened_at" : "clicked_at";
+        auto u = db.prepare(std::string("UPDATE emails SET ") + column + " = COALESCE(" + column +
+                            ", ?2) WHERE id = ?1 RETURNING account_id");
+        if (!u) return u.error();
+        u->bind(1, email_id).bind(2, at);
+        auto row = u->step();
+        if (!row) return row.error();
+        if (!*row) return errc::not_found;
+        const auto account_id = u->text(0);
+        (void)u->step();
+        auto ev = db.prepare(
+            "INSERT INTO events (id, account_id, type, email_id, data, created_at) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+        if (!ev) return ev.error();
+        return ev->bind(1, new_id("evt_", at))
+            .bind(2, account_id)
+            .bind(3, "email." + kind)
+            .bind(4, email_id)
+            .bind(5, data_json)
+            .bind(6, at)
+            .run();
+    };
+    co_return co_await impl_->writer.write<void>(std::move(job));
 }
 
 asio::awaitable<Result<Email>> SqliteStore::find_email_by_return_token(std::string token) {

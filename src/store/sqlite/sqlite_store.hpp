@@ -60,6 +60,8 @@ class SqliteStore final : public Store {
                                                                            UnixMs now) override;
     asio::awaitable<Result<Email>> find_email(std::string account_id, std::string id) override;
     asio::awaitable<Result<Email>> find_email_by_return_token(std::string token) override;
+    asio::awaitable<Result<void>> record_engagement(std::string email_id, std::string kind,
+                                                    std::string data_json, UnixMs at) override;
     asio::awaitable<Result<std::string>> email_raw(std::string account_id, std::string id) override;
     asio::awaitable<Result<Page<Email>>> list_emails(SearchQuery query) override;
     asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) override;

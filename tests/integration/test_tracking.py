@@ -1,0 +1,104 @@
+"""Open and click tracking (DESIGN §8): the pixel and the rewritten links in the message
+as stored, the public endpoints, signed tokens (a forged one is 404, never a redirect)."""
+import email
+import email.policy
+import re
+import sqlite3
+import urllib.parse
+
+from support.domains import dns_env, verified_domain
+
+SENDER = "mail.example.com"
+HTML = ('<html><body><p>Hi <a href="https://shop.example/item?id=7&amp;ref=mail">item</a> '
+        '<a href="mailto:help@example.com">mail us</a> <a href="#top">top</a> '
+        '<a href="tel:+123">call</a></p></body></html>')
+
+
+def setup_sender(posthorn_factory, dns, **env):
+    ph = posthorn_factory(env={**dns_env(dns), "POSTHORN_SERVER_PUBLIC_URL": "http://127.0.0.1:1",
+                               **env}).start()
+    key = ph.account_with_key("acme")
+    domain = verified_domain(ph, dns, key, SENDER)
+    return ph, key, domain
+
+
+def stored_parts(ph, em):
+    db = sqlite3.connect(ph.db_path)
+    (raw,) = db.execute("SELECT raw FROM email_bodies WHERE email_id = ?", (em,)).fetchone()
+    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    plain, html = msg.get_body(("plain",)), msg.get_body(("html",))
+    return (plain.get_content() if plain else "", html.get_content())
+
+
+def path_of(url):
+    return urllib.parse.urlsplit(url).path
+
+
+def test_pixel_links_and_the_public_endpoints(posthorn_factory, dns):
+    ph, key, _ = setup_sender(posthorn_factory, dns)
+    r = ph.request("POST", "/v1/emails", key=key,
+                   body={"from": f"a@{SENDER}", "to": "u@example.net", "subject": "tracked",
+                         "html": HTML, "text": "Plain https://shop.example/item stays.",
+                         "tracking": {"open": True, "click": True}})
+    em = r.json()["id"]
+    text, html = stored_parts(ph, em)
+    assert "https://shop.example/item stays." in text, "the text part is left alone"
+    pixels = re.findall(r'<img src="(http://127\.0\.0\.1:1/t/o/[^"]+)"', html)
+    assert len(pixels) == 1 and html.index(pixels[0]) < html.index("</body>")
+    links = re.findall(r'href="(http://127\.0\.0\.1:1/t/c/[^"]+)"', html)
+    assert len(links) == 1
+    for kept in ('href="mailto:help@example.com"', 'href="#top"', 'href="tel:+123"'):
+        assert kept in html
+
+    assert ph.get(f"/v1/emails/{em}", key=key).json()["opened_at"] is None
+    o = ph.get(path_of(pixels[0]), headers={"User-Agent": "MailApp/1"})
+    assert o.status == 200 and o.headers["content-type"] == "image/gif"
+    assert o.body.startswith(b"GIF89a") and len(o.body) == 43
+    first_open = ph.get(f"/v1/emails/{em}", key=key).json()["opened_at"]
+    assert first_open
+    c = ph.get(path_of(links[0]))
+    assert c.status == 302 and c.headers["location"] == "https://shop.example/item?id=7&ref=mail"
+    ph.get(path_of(pixels[0]))
+    e = ph.get(f"/v1/emails/{em}", key=key).json()
+    assert e["clicked_at"] and e["opened_at"] == first_open, "the first open counts"
+    db = sqlite3.connect(ph.db_path)
+    types = [t for (t,) in db.execute("SELECT type FROM events WHERE email_id = ? AND type LIKE "
+                                      "'email.%ed' AND type IN ('email.opened', 'email.clicked') "
+                                      "ORDER BY id", (em,))]
+    assert types == ["email.opened", "email.clicked", "email.opened"], "every one is an event"
+    (data,) = db.execute("SELECT data FROM events WHERE type = 'email.opened' ORDER BY id LIMIT 1").fetchone()
+    assert '"user_agent":"MailApp/1"' in data and '"ip":"127.0.0.1"' in data
+
+
+def test_forged_tokens_are_404_and_never_redirect(posthorn_factory, dns):
+    ph, key, _ = setup_sender(posthorn_factory, dns)
+    em = ph.request("POST", "/v1/emails", key=key,
+                    body={"from": f"a@{SENDER}", "to": "u@example.net", "subject": "t",
+                          "html": HTML, "tracking": {"click": True}}).json()["id"]
+    _, html = stored_parts(ph, em)
+    (link,) = re.findall(r'href="(http://127\.0\.0\.1:1/t/c/[^"]+)"', html)
+    token = path_of(link)[len("/t/c/"):]
+    payload, sig = token.split(".")
+    altered_sig = sig[:-2] + ("AA" if sig[-2:] != "AA" else "BB")
+    import base64
+    evil = base64.urlsafe_b64encode(f"c\n{em}\nhttps://evil.example".encode()).decode().rstrip("=")
+    for bad in (f"{payload}.{altered_sig}", f"{evil}.{sig}", "garbage", f"{payload}", ".", ""):
+        r = ph.get(f"/t/c/{bad}")
+        assert r.status == 404 and "location" not in r.headers, bad
+    assert ph.get(f"/t/o/{token}").status == 404, "a click token is no open token"
+    assert ph.get(f"/v1/emails/{em}", key=key).json()["clicked_at"] is None
+
+
+def test_domain_tracking_is_the_default(posthorn_factory, dns):
+    ph, key, domain = setup_sender(posthorn_factory, dns)
+    ph.request("PATCH", f"/v1/domains/{domain['id']}", key=key,
+               body={"tracking": {"open_tracking": True}})
+    em = ph.request("POST", "/v1/emails", key=key,
+                    body={"from": f"a@{SENDER}", "to": "u@example.net", "subject": "t",
+                          "html": HTML}).json()["id"]
+    _, html = stored_parts(ph, em)
+    assert "/t/o/" in html and "/t/c/" not in html
+    off = ph.request("POST", "/v1/emails", key=key,
+                     body={"from": f"a@{SENDER}", "to": "u@example.net", "subject": "t",
+                           "html": HTML, "tracking": {"open": False}}).json()["id"]
+    assert "/t/o/" not in stored_parts(ph, off)[1], "the request's setting wins"
