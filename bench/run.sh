@@ -8,12 +8,12 @@
 # updates its own section of bench/RESULTS.md.
 #
 #   bench/run.sh                 every benchmark
-#   bench/run.sh send_emails     only the named ones (http_logs, send_emails)
+#   bench/run.sh send_emails     only the named ones (http_logs, send_emails, delivery)
 #   ROUNDS=5 bench/run.sh        options are passed through the environment (see each script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(http_logs send_emails)
+all=(http_logs send_emails delivery)
 selected=("$@")
 [[ ${#selected[@]} -gt 0 ]] || selected=("${all[@]}")
 

@@ -1,0 +1,1058 @@
+#!/usr/bin/env bash
+# Benchmark: end-to-end delivery — messages per second from `POST /v1/emails` to the final
+# 250 at a local SMTP sink, for posthorn (DKIM-signing every message) next to Postfix
+# relaying the same load to the same sink, in the same run, on loopback.
+#
+# What one run does:
+#   1. starts Postfix's smtp-sink (`smtp-sink -u nobody -c`, which prints its counters:
+#      the messages it has answered 250 after DATA are counted there) on a free port of
+#      127.0.0.1;
+#   2. starts Postfix from a private configuration directory and a private queue in a
+#      temporary directory (never /etc/postfix nor /var/spool/postfix): one smtpd listener
+#      on a free port of 127.0.0.1, relayhost = that sink, everything from 127.0.0.0/8
+#      relayed, no chroot, its log to a file (maillog_file);
+#   3. starts dnsmasq and posthorn on a fresh data dir as bench/send_emails.sh does, the
+#      domain mail.example.com VERIFIED against dnsmasq (so that every message is DKIM
+#      signed), with POSTHORN_DELIVERY_RELAY = the sink (every message goes there);
+#   4. for each size (1 KB, then 100 KB) and each of $ROUNDS rounds, in rotating order:
+#      Postfix, loaded with `smtp-source -s $SESSIONS -d -m $MESSAGES -l <size>`, and
+#      posthorn, loaded with exactly $MESSAGES `POST /v1/emails` by a small asyncio client
+#      over $CONNECTIONS keep-alive connections; each is timed from the start of the
+#      load to the sink having counted $MESSAGES more messages (end to end), its CPU time
+#      (user+system; for Postfix every process of the instance, those that ended included,
+#      through the master's cutime/cstime) and its memory sampled every $SAMPLE_MS ms (the
+#      sum of RSS, and of PSS, over the processes; posthorn's VmHWM too);
+#   5. when posthorn falls short of 3x Postfix's rate, samples it with `perf record -g`
+#      during one more 1 KB run of $PROFILE_MESSAGES messages and prints where its
+#      CPU time goes (by shared object and by symbol);
+#   6. stops everything it started, and replaces the delivery section of $RESULTS.
+#
+# Options (environment): MESSAGES=10000 ROUNDS=2 SESSIONS=20 (smtp-source sessions)
+#   CONNECTIONS=20 (HTTP connections) SIZES="1024 102400" (bytes of message body / text)
+#   PH_CONNECTIONS_PER_DOMAIN=20 (posthorn's sessions to the relay, as Postfix's default
+#   destination concurrency, 20) SAMPLE_MS=200 TIMEOUT=900 (s, per run)
+#   PROFILE=auto|0|1 PROFILE_MESSAGES=3000 NOISY_PCT=10 PH_BIN=build/posthorn
+#   RESULTS=bench/RESULTS.md (empty: do not write it) KEEP_TMP=1 (keep the temp dir).
+# Run as root (Postfix's master must be started by root); inherited POSTHORN_* variables
+# are ignored.
+# Exit status: 0 ok; 1 a run did not deliver every message, or posthorn misbehaved (the
+# results are written all the same, with the problems listed); 2 bad usage or a missing tool.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MESSAGES=${MESSAGES:-10000}
+ROUNDS=${ROUNDS:-2}
+SESSIONS=${SESSIONS:-20}
+CONNECTIONS=${CONNECTIONS:-20}
+SIZES=${SIZES:-1024 102400}
+PH_CONNECTIONS_PER_DOMAIN=${PH_CONNECTIONS_PER_DOMAIN:-20}
+SAMPLE_MS=${SAMPLE_MS:-200}
+TIMEOUT=${TIMEOUT:-900}
+PROFILE=${PROFILE:-auto}
+PROFILE_MESSAGES=${PROFILE_MESSAGES:-3000}
+NOISY_PCT=${NOISY_PCT:-10}
+PH_BIN=${PH_BIN:-build/posthorn}
+RESULTS=${RESULTS-bench/RESULTS.md}
+SEND_RATE=100000000 # limits.send_rate_per_minute: its maximum, so that nothing is throttled
+DOMAIN=mail.example.com
+FROM="Bench <bench@$DOMAIN>"
+TO=user@example.net
+DKIM_ZONE=dkim.posthorn.test
+SPF_INCLUDE=spf.posthorn.test
+INBOUND_MX=mx.posthorn.test
+
+say() { printf '[delivery] %s\n' "$*" >&2; }
+die() {
+  say "error: $*"
+  exit "${2:-1}"
+}
+
+for v in MESSAGES ROUNDS SESSIONS CONNECTIONS PH_CONNECTIONS_PER_DOMAIN SAMPLE_MS TIMEOUT PROFILE_MESSAGES; do
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')" 2
+done
+for s in $SIZES; do [[ $s =~ ^[1-9][0-9]*$ ]] || die "SIZES must be positive integers (got '$SIZES')" 2; done
+[[ $PROFILE =~ ^(auto|0|1)$ ]] || die "PROFILE must be auto, 0 or 1" 2
+[[ $(id -u) == 0 ]] || die "run as root: Postfix's master process must be started by root" 2
+
+export PATH="$PATH:/usr/sbin:/sbin"
+missing=()
+for tool in sqlite3 curl timeout awk sort pgrep postfix postconf postsuper smtp-source smtp-sink script; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+DNSMASQ=$(command -v dnsmasq 2>/dev/null || echo /usr/sbin/dnsmasq)
+[[ -x $DNSMASQ ]] || missing+=(dnsmasq)
+PY=/usr/bin/python3
+[[ -x $PY ]] || PY=$(command -v python3 2>/dev/null || echo)
+[[ -n $PY ]] || missing+=(python3)
+if [[ ${#missing[@]} -gt 0 ]]; then
+  die "missing tools: ${missing[*]} — install them with scripts/install-deps.sh --bench (postfix with smtp-source and smtp-sink; sqlite3, curl, python3, dnsmasq-base from the base set)" 2
+fi
+[[ -x $PH_BIN ]] || die "no posthorn binary at $PH_BIN — build it first (make build), or set PH_BIN" 2
+id postfix >/dev/null 2>&1 || die "no postfix user: is Postfix installed (scripts/install-deps.sh --bench)?" 2
+
+while read -r name; do unset "$name"; done < <(compgen -e | grep '^POSTHORN_' || true)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/posthorn-bench.XXXXXX")
+# Postfix's daemons (user postfix) must reach their queue under it.
+chmod 755 "$tmp"
+ph_pid=
+ph_exit=
+dns_pid=
+sink_pid=
+pf_master=
+pf_conf=
+bg_pid=
+perf_pid=
+sampler_pid=
+
+# ---- process control ---------------------------------------------------------------
+
+# Waits up to $2 seconds for process $1 to end.
+wait_gone() {
+  local pid=$1 i
+  for ((i = 0; i < $2 * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+stop_posthorn() {
+  [[ -n $ph_pid ]] || return 0
+  if kill -0 "$ph_pid" 2>/dev/null; then
+    kill -TERM "$ph_pid" 2>/dev/null || true
+    # The server lets requests in flight finish (30 s grace), then flushes the store.
+    if ! wait_gone "$ph_pid" 45; then
+      say "posthorn (pid $ph_pid) did not stop within 45 s of SIGTERM: killing it"
+      kill -KILL "$ph_pid" 2>/dev/null || true
+    fi
+  fi
+  ph_exit=0
+  wait "$ph_pid" 2>/dev/null || ph_exit=$?
+  ph_pid=
+}
+
+stop_dnsmasq() {
+  [[ -n $dns_pid ]] || return 0
+  if kill -0 "$dns_pid" 2>/dev/null; then
+    kill -TERM "$dns_pid" 2>/dev/null || true
+    if ! wait_gone "$dns_pid" 10; then
+      say "dnsmasq (pid $dns_pid) did not stop within 10 s: killing it"
+      kill -KILL "$dns_pid" 2>/dev/null || true
+    fi
+  fi
+  wait "$dns_pid" 2>/dev/null || true
+  dns_pid=
+}
+
+
+stop_sink() {
+  [[ -n $sink_pid ]] || return 0
+  kill -TERM "$sink_pid" 2>/dev/null || true
+  if ! wait_gone "$sink_pid" 10; then kill -KILL "$sink_pid" 2>/dev/null || true; fi
+  wait "$sink_pid" 2>/dev/null || true
+  sink_pid=
+}
+
+# Postfix: `postfix stop` asks the master to stop; if it has not within 20 s, the master
+# (known by its PID) is killed; its children notice that it is gone and exit.
+stop_postfix() {
+  [[ -n $pf_master ]] || return 0
+  if kill -0 "$pf_master" 2>/dev/null; then
+    postfix -c "$pf_conf" stop >/dev/null 2>&1 || kill -TERM "$pf_master" 2>/dev/null || true
+    if ! wait_gone "$pf_master" 20; then
+      say "Postfix's master (pid $pf_master) did not stop within 20 s: killing it"
+      kill -KILL "$pf_master" 2>/dev/null || true
+    fi
+  fi
+  pf_master=
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [[ -n $bg_pid ]]; then kill -TERM "$bg_pid" 2>/dev/null || true; fi
+  if [[ -n $perf_pid ]]; then kill -INT "$perf_pid" 2>/dev/null || true; fi
+  if [[ -n $sampler_pid ]]; then kill -TERM "$sampler_pid" 2>/dev/null || true; fi
+  stop_posthorn
+  stop_postfix
+  stop_dnsmasq
+  stop_sink
+  if [[ -n ${KEEP_TMP:-} ]]; then
+    say "kept $tmp"
+  else
+    rm -rf "$tmp"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'say "interrupted"; exit 130' INT TERM
+
+# bounded SECONDS OUT ERR COMMAND...: runs the command with a time bound, its stdout to OUT
+# and its stderr to ERR (files). In the background so that a signal to this script is
+# handled at once (the EXIT trap then stops it); only the command's own output is
+# redirected, so that what the traps print still reaches the terminal.
+bounded() {
+  local secs=$1 out=$2 err=$3 rc=0
+  shift 3
+  if [[ $out == "$err" ]]; then
+    timeout --kill-after=5 "$secs" "$@" >"$out" 2>&1 &
+  else
+    timeout --kill-after=5 "$secs" "$@" >"$out" 2>"$err" &
+  fi
+  bg_pid=$!
+  wait "$bg_pid" || rc=$?
+  bg_pid=
+  return "$rc"
+}
+
+# Sets REPLY to a port of 127.0.0.1 that nothing listens on and this script has not used.
+used_ports=" "
+free_port() {
+  local p i
+  for ((i = 0; i < 200; i++)); do
+    p=$((20000 + RANDOM % 40000))
+    [[ $used_ports == *" $p "* ]] && continue
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      used_ports+="$p "
+      REPLY=$p
+      return 0
+    fi
+  done
+  die "no free port found on 127.0.0.1"
+}
+
+# Sets REPLY to a port of 127.0.0.1 free for both UDP and TCP (dnsmasq listens on both).
+free_udp_port() {
+  local i p
+  for ((i = 0; i < 50; i++)); do
+    p=$("$PY" -c '
+import socket
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+    u.bind(("127.0.0.1", 0))
+    port = u.getsockname()[1]
+    with socket.socket() as t:
+        t.bind(("127.0.0.1", port))
+        print(port)' 2>/dev/null || true)
+    [[ -n $p && $used_ports != *" $p "* ]] || continue
+    used_ports+="$p "
+    REPLY=$p
+    return 0
+  done
+  die "no free UDP+TCP port found on 127.0.0.1"
+}
+
+# wait_http PID SECONDS EXPECTED_STATUS CURL_ARGS...: polls until the answer has the status.
+wait_http() {
+  local pid=$1 secs=$2 want=$3 code i
+  shift 3
+  for ((i = 0; i < secs * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 1
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$@" 2>/dev/null || true)
+    [[ $code == "$want" ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# jfield FILE KEY...: the value at that path of the JSON document in FILE (empty if absent).
+jfield() {
+  "$PY" -c '
+import json, sys
+try:
+    v = json.load(open(sys.argv[1]))
+    for k in sys.argv[2:]:
+        v = v[int(k)] if isinstance(v, list) else v[k]
+except Exception:
+    sys.exit(0)
+print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$@"
+}
+
+# ---- measurements ------------------------------------------------------------------
+
+# CPU time (user+system, clock ticks) of the given processes, threads included.
+cpu_ticks() {
+  local pid sum=0 t
+  for pid in "$@"; do
+    t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    sum=$((sum + t))
+  done
+  echo "$sum"
+}
+# "total steal busy" ticks of the whole machine (busy: user, nice, system, irq, softirq).
+machine_ticks() { awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $9, $2+$3+$4+$7+$8; exit }' /proc/stat; }
+# CPU time of this script's children that have ended (the runner and the load it ran).
+child_ticks() { awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$$/stat"; }
+# "steal_pct other_pct" between two machine_ticks samples, OWN ticks being the measured
+# processes' (other: CPU used by every other process, in % of the machine).
+noise_between() {
+  awk -v a="$1" -v b="$2" -v own="$3" 'BEGIN {
+    split(a, x, " "); split(b, y, " "); d = y[1] - x[1]
+    if (d <= 0) { print "0.0 0.0"; exit }
+    other = y[3] - x[3] - own
+    printf "%.1f %.1f", 100 * (y[2] - x[2]) / d, (other > 0 ? 100 * other / d : 0) }'
+}
+
+calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
+fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 }
+    END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# ---- the machine and the software ---------------------------------------------------
+
+nproc_n=$(nproc)
+cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+[[ -n $cpu_model ]] || cpu_model=unknown
+# shellcheck disable=SC1091
+os_name=$( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || echo unknown)
+py_version=$("$PY" -c 'import platform; print(platform.python_version())')
+ph_commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+# A copy, so that a rebuild during the run cannot change the binary under the benchmark.
+cp "$PH_BIN" "$tmp/posthorn"
+ph_sha=$(sha256sum "$tmp/posthorn" | cut -c1-12)
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
+tck=$(getconf CLK_TCK)
+
+# ---- the runner: load, end-to-end clock, memory samples -----------------------------
+
+# runner.py SINK_OUT TARGET TIMEOUT SAMPLE_MS MEM -- COMMAND...: starts the load command,
+# polls the sink's counter (the last "mesg=N" smtp-sink printed) every 5 ms until it
+# reaches TARGET, and meanwhile samples the memory of MEM ("tree:PID", a process and its
+# children, or "pid:PID") every SAMPLE_MS ms; prints
+# "elapsed_s load_elapsed_s load_rc sink_count peak_rss_kib peak_pss_kib peak_procs"
+# (elapsed: from the start of the load to the sink reaching TARGET; -1 if it did not
+# within TIMEOUT s).
+cat >"$tmp/runner.py" <<'PY'
+import os, re, subprocess, sys, time
+
+sink, target, timeout, sample_ms, mem = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+cmd = sys.argv[sys.argv.index("--") + 1:]
+kind, root = mem.split(":")
+root = int(root)
+mesg = re.compile(rb"mesg=(\d+)")
+
+def sink_count():
+    with open(sink, "rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - 256))
+        found = mesg.findall(f.read())
+    return int(found[-1]) if found else 0
+
+def pids():
+    if kind == "pid":
+        return [root]
+    out = [root]
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == root:
+                        out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+def memory():
+    rss = pss = n = 0
+    for p in pids():
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+            n += 1
+        except OSError:
+            pass
+    return rss, pss, n
+
+peak = [0, 0, 0]
+def sample():
+    rss, pss, n = memory()
+    peak[0], peak[1], peak[2] = max(peak[0], rss), max(peak[1], pss), max(peak[2], n)
+
+sample()
+t0 = time.monotonic()
+proc = subprocess.Popen(cmd, stdout=open(os.environ["RUNNER_OUT"], "wb"), stderr=subprocess.STDOUT)
+next_sample = t0 + sample_ms / 1000
+load_elapsed = None
+elapsed = -1.0
+count = sink_count()
+while True:
+    now = time.monotonic()
+    if load_elapsed is None and proc.poll() is not None:
+        load_elapsed = now - t0
+    count = sink_count()
+    if count >= target:
+        elapsed = now - t0
+        break
+    if now - t0 > timeout:
+        break
+    if now >= next_sample:
+        sample()
+        next_sample = now + sample_ms / 1000
+    time.sleep(0.005)
+sample()
+try:
+    rc = proc.wait(timeout=max(1.0, timeout - (time.monotonic() - t0)))
+except subprocess.TimeoutExpired:
+    proc.kill()
+    rc = proc.wait()
+if load_elapsed is None:
+    load_elapsed = time.monotonic() - t0
+print(f"{elapsed:.4f} {load_elapsed:.4f} {rc} {count} {peak[0]} {peak[1]} {peak[2]}")
+PY
+
+sink_count() {
+  tail -c 256 "$tmp/sink.out" 2>/dev/null | tr '\r' '\n' | awk -F'mesg=' 'NF > 1 { n = $2 + 0 } END { print n + 0 }'
+}
+
+# CPU ticks of a Postfix instance: the master's own and those of its children that have
+# ended (cutime, cstime: every smtpd, smtp, cleanup... reaped by the master), plus the
+# live children's own.
+postfix_ticks() {
+  local sum pid
+  sum=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pf_master/stat" 2>/dev/null || echo 0)
+  for pid in $(pgrep -P "$pf_master" 2>/dev/null || true); do
+    sum=$((sum + $(cpu_ticks "$pid")))
+  done
+  echo "$sum"
+}
+
+# ---- the sink ----------------------------------------------------------------------
+
+free_port
+sink_port=$REPLY
+# start_sink [SMTP-SINK OPTIONS]: the counters go to $tmp/sink.out (appended).
+start_sink() {
+  : >"$tmp/sink.out" # a new sink counts from 0
+  smtp-sink -u nobody -c "$@" "127.0.0.1:$sink_port" 1024 >>"$tmp/sink.out" 2>>"$tmp/sink.err" &
+  sink_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$sink_port") 2>/dev/null && break
+    kill -0 "$sink_pid" 2>/dev/null || { cat "$tmp/sink.err" >&2; die "smtp-sink exited at start"; }
+    sleep 0.1
+  done
+  (exec 3<>"/dev/tcp/127.0.0.1/$sink_port") 2>/dev/null || die "smtp-sink did not listen on 127.0.0.1:$sink_port"
+  say "smtp-sink: pid $sink_pid on 127.0.0.1:$sink_port"
+}
+# First with -D: a copy of each message to a file, to check that posthorn's are DKIM-signed;
+# restarted without it before anything is measured.
+# smtp-sink runs as nobody and writes a file per message, named after the prefix given.
+mkdir -p "$tmp/dump"
+chown nobody "$tmp/dump"
+start_sink -D "$tmp/dump/msg-"
+
+# ---- Postfix -----------------------------------------------------------------------
+
+# A private instance: main.cf and master.cf in $tmp/postfix/etc, the queue in
+# $tmp/postfix/spool, the data directory (master.lock) in $tmp/postfix/data.
+free_port
+pf_port=$REPLY
+pf_root="$tmp/postfix"
+pf_conf="$pf_root/etc"
+mkdir -p "$pf_conf" "$pf_root/spool" "$pf_root/data"
+cp /etc/postfix/master.cf "$pf_conf/"
+for f in dynamicmaps.cf dynamicmaps.cf.d postfix-files postfix-files.d; do
+  [[ -e /etc/postfix/$f ]] && cp -r "/etc/postfix/$f" "$pf_conf/"
+done
+: >"$pf_conf/main.cf"
+chown postfix:postfix "$pf_root/data"
+postconf -c "$pf_conf" -e \
+  "compatibility_level = 3.6" \
+  "queue_directory = $pf_root/spool" "data_directory = $pf_root/data" \
+  "maillog_file_prefixes = $pf_root" "maillog_file = $pf_root/maillog" \
+  "syslog_name = postfix-bench" "myhostname = relay.posthorn.test" \
+  "inet_interfaces = 127.0.0.1" "inet_protocols = ipv4" \
+  "mydestination =" "mynetworks = 127.0.0.0/8" \
+  "relayhost = [127.0.0.1]:$sink_port" \
+  "smtpd_relay_restrictions = permit_mynetworks, reject" \
+  "smtp_tls_security_level = none" "smtpd_tls_security_level = none" \
+  "alias_maps =" "alias_database =" "local_recipient_maps ="
+postconf -c "$pf_conf" -M# smtp/inet
+postconf -c "$pf_conf" -M "127.0.0.1:$pf_port/inet=127.0.0.1:$pf_port inet n - n - - smtpd"
+# No chroot: a chroot under the private queue would need copies of /etc files.
+postconf -c "$pf_conf" -F '*/*/chroot = n'
+# Postfix prints its complaints on stderr only when that is a terminal: hence script(1).
+if ! script -qec "postfix -c '$pf_conf' start" /dev/null >"$tmp/postfix-start.txt" 2>&1; then
+  cat "$tmp/postfix-start.txt" "$pf_root/maillog" >&2 2>/dev/null || true
+  die "Postfix did not start"
+fi
+for ((i = 0; i < 100; i++)); do
+  pf_master=$(head -n1 "$pf_root/spool/pid/master.pid" 2>/dev/null | tr -d ' ' || true)
+  [[ -n $pf_master ]] && (exec 3<>"/dev/tcp/127.0.0.1/$pf_port") 2>/dev/null && break
+  sleep 0.1
+done
+[[ -n $pf_master ]] && kill -0 "$pf_master" 2>/dev/null || die "Postfix's master is not running (see $pf_root/maillog)"
+pf_version=$(postconf -c "$pf_conf" -h mail_version)
+say "Postfix $pf_version: master pid $pf_master, smtpd on 127.0.0.1:$pf_port, queue $pf_root/spool"
+
+# ---- dnsmasq and posthorn (as bench/send_emails.sh) ----------------------------------
+
+# dnsmasq answers only for the names it is authoritative for (--local); the records of the
+# domain are added once posthorn has made them, by a restart on the same port.
+free_udp_port
+dns_port=$REPLY
+mkdir -p "$tmp/dns"
+printf 'local=/%s/\n' test example example.com example.net example.org >"$tmp/dns/base.conf"
+start_dnsmasq() { # CONF
+  local i
+  "$DNSMASQ" --no-daemon --no-resolv --no-hosts --no-poll --port="$dns_port" \
+    --listen-address=127.0.0.1 --bind-interfaces --conf-file="$1" --pid-file= \
+    --user="$(id -un)" --group="$(id -gn)" --log-facility=- --local-ttl=0 \
+    >/dev/null 2>>"$tmp/dns/dnsmasq.log" &
+  dns_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$dns_pid" 2>/dev/null || {
+      cat "$tmp/dns/dnsmasq.log" >&2
+      die "dnsmasq exited at start"
+    }
+    (exec 3<>"/dev/tcp/127.0.0.1/$dns_port") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  die "dnsmasq did not listen on 127.0.0.1:$dns_port within 10 s"
+}
+start_dnsmasq "$tmp/dns/base.conf"
+dns_version=$("$DNSMASQ" --version 2>/dev/null | awk 'NR == 1 { print $3 }')
+say "dnsmasq $dns_version: pid $dns_pid on 127.0.0.1:$dns_port"
+
+
+
+free_port
+ph_port=$REPLY
+free_port
+ph_smtp_sub=$REPLY
+free_port
+ph_smtp_in=$REPLY
+ph_env=(
+  "POSTHORN_SERVER_DATA_DIR=$tmp/data"
+  "POSTHORN_HTTP_LISTEN=127.0.0.1:$ph_port"
+  "POSTHORN_SMTP_SUBMISSION_LISTEN=127.0.0.1:$ph_smtp_sub"
+  "POSTHORN_SMTP_INBOUND_LISTEN=127.0.0.1:$ph_smtp_in"
+  "POSTHORN_DNS_SERVERS=127.0.0.1:$dns_port"
+  "POSTHORN_DNS_DKIM_ZONE=$DKIM_ZONE"
+  "POSTHORN_DNS_SPF_INCLUDE=$SPF_INCLUDE"
+  "POSTHORN_DNS_INBOUND_MX=$INBOUND_MX"
+  "POSTHORN_LIMITS_SEND_RATE_PER_MINUTE=$SEND_RATE"
+  "POSTHORN_DELIVERY_RELAY=127.0.0.1:$sink_port"
+  "POSTHORN_DELIVERY_TLS=off"
+  "POSTHORN_DELIVERY_MAX_CONNECTIONS_PER_DOMAIN=$PH_CONNECTIONS_PER_DOMAIN"
+)
+mkdir -p "$tmp/data"
+db="$tmp/data/posthorn.db"
+bounded 60 "$tmp/account.txt" "$tmp/account.txt" env "${ph_env[@]}" "$tmp/posthorn" account create bench || {
+  cat "$tmp/account.txt" >&2
+  die "posthorn account create failed"
+}
+bounded 60 "$tmp/key.txt" "$tmp/key.err" env "${ph_env[@]}" "$tmp/posthorn" key create --account bench || {
+  cat "$tmp/key.txt" "$tmp/key.err" >&2
+  die "posthorn key create failed"
+}
+key=$(tail -n1 "$tmp/key.txt")
+[[ -n $key ]] || die "posthorn key create printed no key"
+auth="Authorization: Bearer $key"
+base="http://127.0.0.1:$ph_port"
+
+env "${ph_env[@]}" "$tmp/posthorn" serve >"$tmp/posthorn.log" 2>&1 &
+ph_pid=$!
+if ! wait_http "$ph_pid" 20 200 -H "$auth" "$base/v1/domains"; then
+  tail -n 30 "$tmp/posthorn.log" >&2 || true
+  die "posthorn did not answer 200 on $base/v1/domains within 20 s"
+fi
+[[ -f $db ]] || die "no database at $db (has the default data dir layout changed?)"
+say "posthorn $ph_commit: pid $ph_pid on 127.0.0.1:$ph_port, data dir $tmp/data"
+
+# api METHOD PATH OUT [JSON_BODY]: one request with the key; prints the status.
+api() {
+  local args=(-s -o "$3" -w '%{http_code}' --max-time 30 -X "$1" -H "$auth")
+  [[ $# -lt 4 ]] || args+=(-H 'Content-Type: application/json' --data-binary "$4")
+  curl "${args[@]}" "$base$2" || echo 000
+}
+
+# The sending domain, verified against dnsmasq.
+code=$(api POST /v1/domains "$tmp/domain.json" "{\"domain\":\"$DOMAIN\"}")
+[[ $code == 201 ]] || die "POST /v1/domains answered $code: $(head -c 500 "$tmp/domain.json")"
+bounded 60 "$tmp/zone.txt" "$tmp/zone.err" env "${ph_env[@]}" "$tmp/posthorn" dns zone || {
+  cat "$tmp/zone.txt" "$tmp/zone.err" >&2
+  die "posthorn dns zone failed"
+}
+# The records as a user and an operator would publish them: the DKIM CNAMEs and, for each
+# target, the TXT that `posthorn dns zone` prints (a dnsmasq cname target must be a name
+# dnsmasq knows: hence the host-record), SPF, DMARC and MX.
+if ! "$PY" - "$tmp/domain.json" "$tmp/zone.txt" "$INBOUND_MX" >"$tmp/dns/records.conf" 2>"$tmp/dns/records.err" <<'PY'; then
+import json, re, sys
+domain = json.load(open(sys.argv[1]))
+zone = {}
+for line in open(sys.argv[2]):
+    if line.startswith(";") or not line.strip():
+        continue
+    owner = line.split()[0].rstrip(".")
+    zone[owner] = "".join(re.findall(r'"([^"]*)"', line.split(" ; ")[0]))
+
+def txt(name, value):
+    parts = [value[i:i + 255] for i in range(0, len(value), 255)] or [""]
+    print("txt-record=%s,%s" % (name, ",".join('"' + p.replace('"', '\\"') + '"' for p in parts)))
+
+recs = domain["records"]
+for r in recs["dkim"]:
+    target = r["value"]
+    if target not in zone:
+        sys.exit(f"posthorn dns zone has no TXT for {target}")
+    print(f"cname={r['host']},{target}")
+    print(f"host-record={target},127.0.0.10")
+    txt(target, zone[target])
+txt(recs["spf"]["host"], recs["spf"]["value"])
+txt(recs["dmarc"]["host"], recs["dmarc"]["value"])
+print(f"mx-host={recs['inbound']['host']},{sys.argv[3]},10")
+print(f"host-record={sys.argv[3]},127.0.0.11")
+PY
+  cat "$tmp/dns/records.err" "$tmp/domain.json" "$tmp/zone.txt" >&2
+  die "cannot make the DNS records of $DOMAIN"
+fi
+cat "$tmp/dns/base.conf" "$tmp/dns/records.conf" >"$tmp/dns/domain.conf"
+stop_dnsmasq
+start_dnsmasq "$tmp/dns/domain.conf"
+code=$(api POST "/v1/domains/$DOMAIN/verify" "$tmp/verify.json")
+status=$(jfield "$tmp/verify.json" status)
+if [[ $code != 200 || $status != VERIFIED ]]; then
+  cat "$tmp/dns/domain.conf" >&2
+  die "POST /v1/domains/$DOMAIN/verify answered $code, status '${status:-?}': $(head -c 1500 "$tmp/verify.json")"
+fi
+say "domain $DOMAIN: VERIFIED against dnsmasq"
+dns_version=$("$DNSMASQ" --version 2>/dev/null | awk 'NR == 1 { print $3 }')
+
+# ---- the loads ---------------------------------------------------------------------
+
+# body.py OUT SIZE: a send of SIZE bytes of plain text (lines of at most 72 characters).
+cat >"$tmp/body.py" <<'PY'
+import json, sys
+path, size, sender, to = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+words = ("The quick brown fox jumps over the lazy dog. Pack my box with five dozen "
+         "liquor jugs. How vexingly quick daft zebras jump! ").split()
+parts, line, n, i = [], "", 0, 0
+while n + len(line) < size:
+    w = words[i % len(words)]
+    i += 1
+    if line and len(line) + 1 + len(w) > 72:
+        parts.append(line + "\n")
+        n += len(line) + 1
+        line = w
+    else:
+        line = (line + " " + w) if line else w
+text = ("".join(parts) + line)[:size - 1].rstrip() + "\n"
+text = text + "x" * (size - len(text.encode()))  # exactly `size` bytes
+body = {"from": sender, "to": to, "subject": f"posthorn delivery benchmark: {size} bytes of text",
+        "text": text}
+with open(path, "w") as f:
+    f.write(json.dumps(body, separators=(",", ":")))
+PY
+
+# client.py HOST PORT KEY BODY N CONNECTIONS: sends exactly N `POST /v1/emails` of BODY over
+# CONNECTIONS keep-alive connections (HTTP/1.1, one request at a time on each), reading every
+# answer; prints "posts_ok OK posts_bad BAD statuses {...}" (OK: answered 200). A client of
+# its own rather than wrk: wrk runs for a time, not for a number of requests, and its Lua
+# hooks did not make it stop after exactly N sends.
+cat >"$tmp/client.py" <<'PY'
+import asyncio, sys
+
+host, port, key, body_path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+total, conns = int(sys.argv[5]), int(sys.argv[6])
+body = open(body_path, "rb").read()
+request = (f"POST /v1/emails HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {key}\r\n"
+           f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+left = total
+ok = bad = 0
+statuses = {}
+
+async def worker():
+    global left, ok, bad
+    reader, writer = await asyncio.open_connection(host, port)
+    while left > 0:
+        left -= 1
+        writer.write(request)
+        status = int((await reader.readline()).split()[1])
+        length = 0
+        while True:
+            line = await reader.readline()
+            if line in (b"\r\n", b""):
+                break
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        if length:
+            await reader.readexactly(length)
+        if status == 200:
+            ok += 1
+        else:
+            bad += 1
+            statuses[status] = statuses.get(status, 0) + 1
+    writer.close()
+
+async def main():
+    await asyncio.gather(*(worker() for _ in range(min(conns, total))))
+
+asyncio.run(main())
+print(f"posts_ok {ok} posts_bad {bad} statuses {statuses}")
+sys.exit(0 if bad == 0 else 1)
+PY
+
+# run_one WHO SIZE LABEL [COUNT]: one end-to-end run; sets R to
+# "msgs_per_s elapsed_s accept_per_s cpu_ms_per_msg peak_rss_mib peak_pss_mib procs steal% other%"
+# or returns 1 (the sink did not count COUNT messages in time, or the load failed).
+R=
+problems=()
+run_one() {
+  local who=$1 size=$2 label=$3 n=${4:-$MESSAGES} s0 c0 c1 m0 m1 w0 w1 out mem cmd line
+  local elapsed load_el load_rc count rss pss procs cpu noise
+  R=
+  out="$tmp/load-$label.txt"
+  s0=$(sink_count)
+  if [[ $who == postfix ]]; then
+    # The queue is empty between runs (every message was delivered; anything left is removed).
+    postsuper -c "$pf_conf" -d ALL >/dev/null 2>&1 || true
+    mem="tree:$pf_master"
+    cmd=(smtp-source -s "$SESSIONS" -d -m "$n" -l "$size" -f "bench@x.test" -t "$TO" "127.0.0.1:$pf_port")
+  else
+    mem="pid:$ph_pid"
+    cmd=("$PY" "$tmp/client.py" 127.0.0.1 "$ph_port" "$key" "$tmp/body-$size.json" "$n" "$CONNECTIONS")
+  fi
+  m0=$(machine_ticks)
+  w0=$(child_ticks)
+  if [[ $who == postfix ]]; then c0=$(postfix_ticks); else c0=$(cpu_ticks "$ph_pid"); fi
+  if ! RUNNER_OUT="$out" bounded $((TIMEOUT + 60)) "$tmp/runner-$label.txt" "$tmp/runner-$label.err" \
+    "$PY" "$tmp/runner.py" "$tmp/sink.out" $((s0 + n)) "$TIMEOUT" "$SAMPLE_MS" "$mem" -- "${cmd[@]}"; then
+    cat "$tmp/runner-$label.err" "$out" >&2 2>/dev/null || true
+    problems+=("$label: the runner failed")
+    return 1
+  fi
+  if [[ $who == postfix ]]; then c1=$(postfix_ticks); else c1=$(cpu_ticks "$ph_pid"); fi
+  w1=$(child_ticks)
+  m1=$(machine_ticks)
+  read -r elapsed load_el load_rc count rss pss procs <"$tmp/runner-$label.txt"
+  if [[ $who == posthorn ]] && ! kill -0 "$ph_pid" 2>/dev/null; then
+    say "posthorn died during $label; its log ends with:"
+    tail -n 30 "$tmp/posthorn.log" >&2 || true
+    exit 1
+  fi
+  if [[ $load_rc != 0 ]]; then
+    problems+=("$label: the load ($(basename "${cmd[0]}")) exited with status $load_rc: $(tail -c 300 "$out" | tr '\n' ' ')")
+  fi
+  if [[ $who == posthorn ]]; then
+    line=$(grep -E '^posts_ok ' "$out" || true)
+    [[ $line == "posts_ok $n posts_bad 0 "* ]] || problems+=("$label: the client: '${line:-no count}' for $n POSTs")
+  fi
+  if [[ $elapsed == -1.0000 ]]; then
+    problems+=("$label: the sink counted $((count - s0)) of $n messages within ${TIMEOUT}s")
+    return 1
+  fi
+  cpu=$(calc "($c1 - $c0) * 1000 / $tck / $n")
+  noise=$(noise_between "$m0" "$m1" $((c1 - c0 + w1 - w0)))
+  R="$(calc "$n / $elapsed") $elapsed $(calc "$n / $load_el") $cpu $(calc "$rss / 1024") $(calc "$pss / 1024") $procs $noise"
+  say "$label: $(fmt '%.0f' "$(calc "$n / $elapsed")") msg/s end to end (${elapsed}s; load done after ${load_el}s), $(fmt '%.3f' "$cpu") CPU-ms/msg, peak RSS $(fmt '%.1f' "$(calc "$rss / 1024")") MiB, PSS $(fmt '%.1f' "$(calc "$pss / 1024")") MiB over up to $procs processes; noise $noise"
+}
+
+for size in $SIZES; do
+  "$PY" "$tmp/body.py" "$tmp/body-$size.json" "$size" "$FROM" "$TO"
+done
+
+# One send with curl, delivered to the sink and DKIM-signed, before measuring anything.
+first_size=${SIZES%% *}
+s0=$(sink_count)
+code=$(api POST /v1/emails "$tmp/send.json" "$(cat "$tmp/body-$first_size.json")")
+first_id=$(jfield "$tmp/send.json" id)
+[[ $code == 200 && $first_id == em_* ]] || die "POST /v1/emails answered $code: $(head -c 500 "$tmp/send.json")"
+for ((i = 0; i < 300; i++)); do
+  (($(sink_count) > s0)) && break
+  sleep 0.1
+done
+(($(sink_count) > s0)) || die "the first email did not reach the sink within 30 s: $(tail -n 20 "$tmp/posthorn.log")"
+raw_bytes=$(sqlite3 "$db" '.timeout 10000' "SELECT length(raw) FROM email_bodies WHERE email_id = '$first_id';")
+# The message as the sink received it: signed at delivery (d= the domain).
+dump=$(grep -l -m1 "^Subject: posthorn delivery benchmark" "$tmp"/dump/msg-* 2>/dev/null | head -n1 || true)
+[[ -n $dump ]] || die "the sink kept no copy of the first email ($(ls "$tmp/dump" | head))"
+dkim_header=$(grep -m1 -i '^DKIM-Signature:' "$dump" 2>/dev/null | cut -c1-100 || true)
+[[ $dkim_header == *"d=$DOMAIN"* ]] ||
+  die "the first email reached the sink without a DKIM-Signature of $DOMAIN: $(head -c 1500 "$dump")"
+signed_bytes=$(wc -c <"$dump")
+code=$(api GET "/v1/emails/$first_id" "$tmp/first.json")
+first_status=$(jfield "$tmp/first.json" status)
+say "the first email reached the sink (status ${first_status:-?}, $raw_bytes bytes stored)"
+# A Postfix message too, so that both have started their delivery processes once.
+if ! bounded 60 "$tmp/pf-first.txt" "$tmp/pf-first.txt" smtp-source -m 1 -l "$first_size" -f bench@x.test -t "$TO" "127.0.0.1:$pf_port"; then
+  cat "$tmp/pf-first.txt" >&2
+  die "smtp-source could not send one message to Postfix"
+fi
+for ((i = 0; i < 300; i++)); do
+  (($(sink_count) > s0 + 1)) && break
+  sleep 0.1
+done
+(($(sink_count) > s0 + 1)) || die "Postfix did not relay one message to the sink within 30 s: $(tail -n 20 "$pf_root/maillog")"
+stop_sink
+start_sink
+# And one more send from each, through the restarted sink (which counts from 0 again).
+code=$(api POST /v1/emails "$tmp/send.json" "$(cat "$tmp/body-$first_size.json")")
+[[ $code == 200 ]] || die "POST /v1/emails answered $code: $(head -c 500 "$tmp/send.json")"
+bounded 60 "$tmp/pf-first.txt" "$tmp/pf-first.txt" smtp-source -m 1 -l "$first_size" -f bench@x.test -t "$TO" "127.0.0.1:$pf_port" ||
+  die "smtp-source could not send one message to Postfix: $(cat "$tmp/pf-first.txt")"
+for ((i = 0; i < 300; i++)); do
+  (($(sink_count) >= 2)) && break
+  sleep 0.1
+done
+(($(sink_count) >= 2)) || die "the restarted sink did not get a message from each within 30 s"
+sleep 1
+
+# ---- measure -----------------------------------------------------------------------
+
+noisy=()
+note_noise() { # label steal other
+  if awk -v a="$2" -v b="$3" -v t="$NOISY_PCT" 'BEGIN { exit !(a > t || b > t) }'; then
+    noisy+=("$1 (steal $2%, other processes $3%)")
+  fi
+}
+declare -A res
+si=0
+for size in $SIZES; do
+  si=$((si + 1))
+  for ((r = 1; r <= ROUNDS; r++)); do
+    if (((r + si) % 2 == 0)); then order=(postfix posthorn); else order=(posthorn postfix); fi
+    for who in "${order[@]}"; do
+      label="$who-$size-r$r"
+      if run_one "$who" "$size" "$label"; then
+        res[$who,$size,$r]=$R
+        read -r _ _ _ _ _ _ _ st ot <<<"$R"
+        note_noise "$label" "$st" "$ot"
+      else
+        res[$who,$size,$r]=
+      fi
+      sleep 1 # lets the queues settle (Postfix's qmgr, posthorn's status updates)
+    done
+  done
+done
+ph_hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$ph_pid/status")
+
+# field WHO SIZE INDEX: the median over the rounds of one field of R (1-based), or "".
+field_median() {
+  local who=$1 size=$2 k=$3 vals=() r v
+  for ((r = 1; r <= ROUNDS; r++)); do
+    v=${res[$who,$size,$r]:-}
+    [[ -n $v ]] || continue
+    vals+=("$(awk -v k="$k" '{ print $k }' <<<"$v")")
+  done
+  [[ ${#vals[@]} -gt 0 ]] || return 0
+  median "${vals[@]}"
+}
+
+# ---- profile -----------------------------------------------------------------------
+
+first_small=$first_size
+short=0
+for size in $SIZES; do
+  p=$(field_median posthorn "$size" 1)
+  f=$(field_median postfix "$size" 1)
+  if [[ -z $p || -z $f ]] || ! awk -v p="$p" -v f="$f" 'BEGIN { exit !(p >= 3 * f) }'; then short=1; fi
+done
+profiled=0
+perf_top_dso=
+perf_top_sym=
+if [[ $PROFILE == 1 || ($PROFILE == auto && $short == 1) ]]; then
+  if command -v perf >/dev/null 2>&1 && perf record -q -o /dev/null -- true >/dev/null 2>&1; then
+    say "profiling posthorn (perf record -g) over $PROFILE_MESSAGES messages of $first_small bytes"
+    perf record -q -g -F 499 -p "$ph_pid" -o "$tmp/perf.data" >/dev/null 2>"$tmp/perf-record.err" &
+    perf_pid=$!
+    sleep 0.5
+    if run_one posthorn "$first_small" "profile" "$PROFILE_MESSAGES"; then :; fi
+    kill -INT "$perf_pid" 2>/dev/null || true
+    wait "$perf_pid" 2>/dev/null || true
+    perf_pid=
+    if [[ -s $tmp/perf.data ]]; then
+      perf_top_dso=$(perf report -i "$tmp/perf.data" --stdio --no-children --sort dso -q 2>/dev/null |
+        awk 'NF >= 2 && $1 ~ /%$/ { printf "%s %s\n", $1, $2 }' | head -n 8 || true)
+      perf_top_sym=$(perf report -i "$tmp/perf.data" --stdio --no-children --sort dso,sym -q -g none 2>/dev/null |
+        awk '$1 ~ /%$/ { pct = $1; $1 = ""; sub(/^ +/, ""); print pct " " $0 }' | head -n 25 || true)
+      profiled=1
+    else
+      say "perf recorded nothing: $(head -c 300 "$tmp/perf-record.err")"
+    fi
+  else
+    say "perf cannot record here: no profile"
+  fi
+fi
+
+# ---- what posthorn stored ----------------------------------------------------------
+
+email_status=$(sqlite3 "$db" '.timeout 10000' \
+  "SELECT status || ': ' || COUNT(*) FROM emails GROUP BY status ORDER BY status;" | paste -sd, - | sed 's/,/, /g')
+server_problems=$(grep -Ec ' (warning|error|critical) ' "$tmp/posthorn.log" || true)
+pf_problems=$(grep -Ec '(warning|error|fatal|panic):' "$pf_root/maillog" || true)
+pf_status_sent=$(grep -c 'status=sent' "$pf_root/maillog" || true)
+pf_left=$(find "$pf_root/spool/incoming" "$pf_root/spool/active" "$pf_root/spool/deferred" -type f 2>/dev/null | wc -l)
+sink_total=$(sink_count)
+stop_posthorn
+stop_postfix
+stop_dnsmasq
+stop_sink
+[[ $ph_exit == 0 ]] || problems+=("posthorn exited with status $ph_exit after SIGTERM")
+((server_problems == 0)) || problems+=("posthorn logged $server_problems warning/error lines")
+((pf_left == 0)) || problems+=("Postfix's queue held $pf_left messages at the end")
+
+# ---- report ------------------------------------------------------------------------
+
+f3() { fmt '%.3f' "$1"; }
+f1() { fmt '%.1f' "$1"; }
+int() { fmt '%.0f' "$1"; }
+ratio() { fmt '%.3g' "$(calc "$1 / $2")"; } # 3 significant digits
+thousands() { printf "%'d" "$1" 2>/dev/null || echo "$1"; }
+kb() { if (($1 >= 1024 && $1 % 1024 == 0)); then echo "$(($1 / 1024)) KB"; else echo "$1 B"; fi; }
+yes_no() { if awk "BEGIN { exit !($1) }"; then echo "**met**"; else echo "**not met**"; fi; }
+cell() { # WHO SIZE ROUND INDEX FORMAT
+  local v=${res[$1,$2,$3]:-}
+  if [[ -z $v ]]; then echo "—"; else "$5" "$(awk -v k="$4" '{ print $k }' <<<"$v")"; fi
+}
+
+section="$tmp/section.md"
+{
+  echo "## Delivery: end to end, \`POST /v1/emails\` → 250 at a local sink, vs Postfix relaying to the same sink"
+  echo
+  echo "Generated by \`bench/delivery.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC')."
+  echo
+  echo "- Machine: $nproc_n CPUs, $cpu_model; $os_name, kernel $(uname -r); load average $load_at_start at the start."
+  echo "- Software: posthorn $ph_commit (\`$PH_BIN\`, sha256 $ph_sha…), Postfix $pf_version (its smtp-source and smtp-sink),"
+  echo "  dnsmasq $dns_version, Python $py_version (the HTTP client)."
+  echo "- Sink: \`smtp-sink -u nobody -c 127.0.0.1:\$SINK 1024\` (Postfix's; answers 250 to everything and prints"
+  echo "  its counters): a message counts once the sink has taken its DATA. One sink for both."
+  echo "- Postfix: a private instance (main.cf, master.cf, queue and log under the temporary directory), one"
+  echo "  \`smtpd\` on 127.0.0.1, \`relayhost = [127.0.0.1]:\$SINK\`, \`mynetworks = 127.0.0.0/8\`, no chroot,"
+  echo "  no TLS, no alias maps, defaults otherwise (20 sessions to the relay, \`in_flow_delay\` 1 s); signs nothing."
+  echo "  Load: \`smtp-source -s $SESSIONS -d -m $MESSAGES -l <size> -f bench@x.test -t $TO 127.0.0.1:\$PORT\`"
+  echo "  ($SESSIONS sessions, each reusing its connection)."
+  echo "- posthorn: fresh data dir (SQLite, WAL, synchronous=FULL), the domain $DOMAIN VERIFIED against"
+  echo "  dnsmasq, so that every message is DKIM-signed (checked on the first one, as the sink received it:"
+  echo "  \`${dkim_header}…\`);"
+  echo "  \`POSTHORN_DELIVERY_RELAY=127.0.0.1:\$SINK\`, \`POSTHORN_DELIVERY_TLS=off\`,"
+  echo "  \`POSTHORN_DELIVERY_MAX_CONNECTIONS_PER_DOMAIN=$PH_CONNECTIONS_PER_DOMAIN\` (Postfix's default destination concurrency),"
+  echo "  \`POSTHORN_LIMITS_SEND_RATE_PER_MINUTE=$SEND_RATE\`. Load: a Python asyncio client sends exactly $MESSAGES"
+  echo "  \`POST /v1/emails\` (\`{\"from\",\"to\",\"subject\",\"text\"}\` with <size> bytes of text) over $CONNECTIONS keep-alive"
+  echo "  connections, one request at a time on each (wrk runs for a time, not for a number of requests)."
+  echo "  The first send ($(kb "$first_size") of text) is stored as a $raw_bytes-byte message and reached the sink signed, $signed_bytes bytes."
+  echo "- Each run: from the start of the load to the sink having counted $MESSAGES more messages (end to end:"
+  echo "  acceptance, queue, signing for posthorn, SMTP to the sink); $ROUNDS round(s) per size, Postfix and posthorn"
+  echo "  alternating. CPU = user+system time per message of all the server's processes (Postfix: master"
+  echo "  and every daemon, those that ended included); the load tools and the sink are not counted."
+  echo "  Memory = peak over the run of the sum of RSS, and of PSS (shared pages divided among the"
+  echo "  processes that share them), over the server's processes, sampled every $SAMPLE_MS ms."
+  echo "  accepted/s = messages / the time until the load tool had all its answers (delivery may still be"
+  echo "  under way); noise = the machine's CPU steal / CPU used by processes other than the server and"
+  echo "  the load (the sink included), in % of all CPUs, during the run."
+  echo
+  echo "Reproduce: \`make bench\`, or with the binary built \`bench/delivery.sh\` (as root; \`MESSAGES\`, \`ROUNDS\`, \`SIZES\` in the environment)."
+  echo
+  echo "| size | round | server | msg/s end to end | s | accepted/s | CPU ms/msg | peak RSS MiB | peak PSS MiB | processes | noise |"
+  echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for size in $SIZES; do
+    for ((r = 1; r <= ROUNDS; r++)); do
+      for who in postfix posthorn; do
+        v=${res[$who,$size,$r]:-}
+        if [[ -z $v ]]; then
+          echo "| $(kb "$size") | $r | $who | failed | | | | | | | |"
+          continue
+        fi
+        read -r a b c d e f g h i <<<"$v"
+        echo "| $(kb "$size") | $r | $who | $(int "$a") | $(f1 "$b") | $(int "$c") | $(f3 "$d") | $(f1 "$e") | $(f1 "$f") | $g | $h% / $i% |"
+      done
+    done
+  done
+  echo
+  echo "Medians over the rounds, and the goals of the issue (posthorn at least 3× Postfix's end-to-end"
+  echo "rate with DKIM signing on; in less memory than Postfix's processes use together, compared on PSS):"
+  echo
+  echo "| size | Postfix msg/s | posthorn msg/s | **posthorn / Postfix** | 3× goal | CPU ms/msg Postfix | posthorn | peak PSS MiB Postfix | posthorn | memory goal |"
+  echo "|---|---:|---:|---:|---|---:|---:|---:|---:|---|"
+  for size in $SIZES; do
+    fr=$(field_median postfix "$size" 1)
+    pr=$(field_median posthorn "$size" 1)
+    fc=$(field_median postfix "$size" 4)
+    pc=$(field_median posthorn "$size" 4)
+    fm=$(field_median postfix "$size" 6)
+    pm=$(field_median posthorn "$size" 6)
+    if [[ -z $fr || -z $pr ]]; then
+      echo "| $(kb "$size") | ${fr:+$(int "$fr")} | ${pr:+$(int "$pr")} | — | not measured | | | | | |"
+      continue
+    fi
+    echo "| $(kb "$size") | $(int "$fr") | $(int "$pr") | **$(ratio "$pr" "$fr")×** | $(yes_no "$pr >= 3 * $fr") |" \
+      "$(f3 "$fc") | $(f3 "$pc") ($(ratio "$pc" "$fc")×) | $(f1 "$fm") | $(f1 "$pm") | $(yes_no "$pm < $fm") |"
+  done
+  echo
+  echo "posthorn's peak resident memory over the whole run (VmHWM): $(f1 "$(calc "$ph_hwm / 1024")") MiB."
+  echo "Postfix's peak RSS sum counts the shared libraries once per process (up to the number of"
+  echo "processes above), hence the PSS comparison."
+  echo
+  if [[ ${#noisy[@]} -gt 0 ]]; then
+    echo "Disturbed runs (steal or other processes above $NOISY_PCT% of the machine): $(printf '%s; ' "${noisy[@]}" | sed 's/; $//')."
+    echo
+  fi
+  if ((profiled)); then
+    echo "Profile of posthorn (\`perf record -g -F 499 -p\` during one more run of $(thousands "$PROFILE_MESSAGES") messages of $(kb "$first_small"),"
+    echo "self time, \`perf report --no-children\`), by object:"
+    echo
+    echo '```'
+    echo "$perf_top_dso"
+    echo '```'
+    echo
+    echo "and by symbol (the first 25):"
+    echo
+    echo '```'
+    echo "$perf_top_sym"
+    echo '```'
+    echo
+  fi
+  echo "After the runs: posthorn's emails by status: $email_status; Postfix's log has $pf_status_sent"
+  echo "\`status=sent\`, $pf_problems warning/error lines; the sink counted $(thousands "$sink_total") messages in all (since its restart after the DKIM check)."
+  echo
+  if [[ ${#problems[@]} -gt 0 ]]; then
+    echo "**Problems observed in this run:**"
+    echo
+    for p in "${problems[@]}"; do echo "- $p"; done
+  else
+    echo "No problems observed: every run delivered all its messages, no warnings in posthorn's log."
+  fi
+} >"$section"
+
+echo
+cat "$section"
+echo
+
+if [[ -n $RESULTS ]]; then
+  begin='<!-- BEGIN delivery: generated by bench/delivery.sh, replaced on every run -->'
+  end='<!-- END delivery -->'
+  if [[ -f $RESULTS ]] && grep -qxF "$begin" "$RESULTS"; then
+    awk -v b="$begin" -v e="$end" -v f="$section" '
+      $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
+      $0 == e { skip = 0 }
+      !skip { print }' "$RESULTS" >"$tmp/results.new"
+  else
+    {
+      if [[ -f $RESULTS ]]; then
+        cat "$RESULTS"
+        echo
+      else
+        echo "# posthorn benchmark results"
+        echo
+      fi
+      echo "$begin"
+      cat "$section"
+      echo "$end"
+    } >"$tmp/results.new"
+  fi
+  cat "$tmp/results.new" >"$RESULTS"
+  say "updated $RESULTS"
+fi
+
+if [[ ${#problems[@]} -gt 0 ]]; then
+  say "problems:"
+  for p in "${problems[@]}"; do say "  - $p"; done
+  exit 1
+fi
