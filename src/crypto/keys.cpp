@@ -124,15 +124,27 @@ Result<std::string> public_spki_b64_of(std::string_view private_pem) {
     return spki_b64(key.get());
 }
 
-Result<std::string> rsa_sha256_sign(std::string_view private_pem, std::string_view data) {
-    Bio bio(BIO_new_mem_buf(private_pem.data(), static_cast<int>(private_pem.size())));
+struct PrivateKey::Impl {
+    EvpPkey key;
+};
+
+Result<PrivateKey> PrivateKey::from_pem(std::string_view pem) {
+    Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
     if (!bio) return errc::openssl;
     EvpPkey key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
     if (!key) return errc::bad_encoding;
+    PrivateKey out;
+    out.impl_ = std::make_shared<const Impl>(Impl{std::move(key)});
+    return out;
+}
+
+Result<std::string> PrivateKey::sign_sha256(std::string_view data) const {
     using MdCtx = CPtr<EVP_MD_CTX, EVP_MD_CTX_free>;
+    if (!impl_) return errc::openssl;
     MdCtx ctx(EVP_MD_CTX_new());
     std::size_t len = 0;
-    if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1 ||
+    if (!ctx ||
+        EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, impl_->key.get()) != 1 ||
         EVP_DigestSign(ctx.get(), nullptr, &len, u8(data), data.size()) != 1)
         return errc::openssl;
     std::string sig(len, '\0');
@@ -141,6 +153,12 @@ Result<std::string> rsa_sha256_sign(std::string_view private_pem, std::string_vi
         return errc::openssl;
     sig.resize(len);
     return sig;
+}
+
+Result<std::string> rsa_sha256_sign(std::string_view private_pem, std::string_view data) {
+    auto key = PrivateKey::from_pem(private_pem);
+    if (!key) return key.error();
+    return key->sign_sha256(data);
 }
 
 std::string seal(std::string_view master_key, std::string_view plaintext,

@@ -3,6 +3,7 @@
 // Pure functions except load_or_create_master_key (file I/O, at start only). Thread-safe.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,18 @@ Result<std::string> public_spki_b64_of(std::string_view private_pem);
 
 // RSASSA-PKCS1-v1_5 with SHA-256 over `data` (DKIM's rsa-sha256, RFC 6376 §3.3.1).
 Result<std::string> rsa_sha256_sign(std::string_view private_pem, std::string_view data);
+
+// A parsed private key, to sign many times without parsing the PEM each time (the parse
+// costs more than the signature). Copies share the key; signing is thread-safe.
+class PrivateKey {
+  public:
+    static Result<PrivateKey> from_pem(std::string_view pem);
+    Result<std::string> sign_sha256(std::string_view data) const;
+
+  private:
+    struct Impl;
+    std::shared_ptr<const Impl> impl_;
+};
 
 // AES-256-GCM. The sealed form is nonce (12) || ciphertext || tag (16). `context` is
 // authenticated, not encrypted: a sealed value only opens under the same context.

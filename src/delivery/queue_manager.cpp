@@ -59,9 +59,9 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
         int sessions = 0;
     };
     std::map<std::string, Destination> destinations;
-    int active = 0;                               // sessions running, in all
-    std::size_t backlog = 0;                      // jobs claimed and not yet finished
-    std::map<std::string, std::string> dkim_pem;  // domain id → unsealed private key
+    int active = 0;                                  // sessions running, in all
+    std::size_t backlog = 0;                         // jobs claimed and not yet finished
+    std::map<std::string, mail::DkimKey> dkim_keys;  // domain id → parsed signing key
     Counters counters;
 };
 
@@ -119,8 +119,8 @@ asio::awaitable<void> QueueManager::Impl::finish(const Job& job,
 
 asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
     const store::QueuedEmail& e) {
-    auto it = dkim_pem.find(e.domain_id);
-    if (it == dkim_pem.end()) {
+    auto it = dkim_keys.find(e.domain_id);
+    if (it == dkim_keys.end()) {
         auto domain_id = e.domain_id;
         auto keys = co_await store.active_dkim_keys(std::move(domain_id));
         if (!keys || keys->empty()) {
@@ -134,12 +134,15 @@ asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
             log::error("delivery: cannot unseal the DKIM key of {}", e.from_domain);
             co_return std::nullopt;
         }
-        it = dkim_pem.emplace(e.domain_id, k.selector + "\n" + *pem).first;
+        auto parsed = crypto::PrivateKey::from_pem(*pem);
+        if (!parsed) {
+            log::error("delivery: the DKIM key of {} does not parse", e.from_domain);
+            co_return std::nullopt;
+        }
+        mail::DkimKey dk{.domain = e.from_domain, .selector = k.selector, .key = *parsed};
+        it = dkim_keys.emplace(e.domain_id, std::move(dk)).first;
     }
-    const auto nl = it->second.find('\n');
-    mail::DkimKey key{.domain = e.from_domain,
-                      .selector = it->second.substr(0, nl),
-                      .private_pem = it->second.substr(nl + 1)};
+    mail::DkimKey key = it->second;  // shares the parsed key
     const auto now = clock.now_ms();
     auto sign = [raw = e.raw, key = std::move(key), now] { return mail::dkim_sign(raw, key, now); };
     auto pool = blocking;

@@ -138,7 +138,7 @@ Result<std::string> dkim_sign(std::string_view message, const DkimKey& key, Unix
                                   "; s=" + key.selector + "; t=" + std::to_string(now / 1000) +
                                   ";\r\n\th=" + h + ";\r\n\tbh=" + bh + ";\r\n\tb=";
     canonical += dkim_relaxed_header("DKIM-Signature", sig_value);  // no trailing CRLF (§3.7)
-    auto sig = crypto::rsa_sha256_sign(key.private_pem, canonical);
+    auto sig = key.key.sign_sha256(canonical);
     if (!sig) return sig.error();
     // b= folded at 72 characters so that no header line is long.
     const std::string b64 = crypto::base64_encode(*sig);

@@ -10,13 +10,14 @@
 
 #include "core/result.hpp"
 #include "core/time.hpp"
+#include "crypto/keys.hpp"
 
 namespace posthorn::mail {
 
 struct DkimKey {
-    std::string domain;       // d=
-    std::string selector;     // s=
-    std::string private_pem;  // PKCS#8 PEM
+    std::string domain;      // d=
+    std::string selector;    // s=
+    crypto::PrivateKey key;  // parsed once, used for many messages
 };
 
 // The message with a DKIM-Signature header in front (CRLF line endings expected).

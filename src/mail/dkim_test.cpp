@@ -28,7 +28,9 @@ TEST(DkimSign, PrependsASignatureOverThePresentHeaders) {
     ASSERT_TRUE(key);
     const std::string msg =
         "From: a@example.com\r\nTo: b@example.net\r\nSubject: hi\r\nX-Other: 1\r\n\r\nbody\r\n";
-    auto signed_msg = dkim_sign(msg, {"example.com", "ph1", key->private_pem}, 1795255200000);
+    auto signed_msg =
+        dkim_sign(msg, {"example.com", "ph1", *crypto::PrivateKey::from_pem(key->private_pem)},
+                  1795255200000);
     ASSERT_TRUE(signed_msg);
     EXPECT_EQ(signed_msg->rfind(
                   "DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=example.com; s=ph1;", 0),
@@ -43,7 +45,8 @@ TEST(DkimSign, PrependsASignatureOverThePresentHeaders) {
             EXPECT_LE(i - start, 100u) << "folded";
             start = i + 1;
         }
-    EXPECT_FALSE(dkim_sign(msg, {"example.com", "ph1", "not a key"}, 0));
+    EXPECT_FALSE(crypto::PrivateKey::from_pem("not a key"));
+    EXPECT_FALSE(dkim_sign(msg, {"example.com", "ph1", crypto::PrivateKey{}}, 0));
 }
 
 }  // namespace
@@ -63,7 +66,9 @@ TEST(DkimSign, VerifiesWithPython3Dkim) {
         "Subject:   folded\r\n  subject  \r\nDate: Sun, 22 Nov 2026 02:00:00 +0000\r\n"
         "Message-ID: <x@y>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\n"
         "line one  \r\n\r\n.dot\r\n\r\n\r\n";
-    auto signed_msg = dkim_sign(msg, {"example.com", "ph1", key->private_pem}, 1795255200000);
+    auto signed_msg =
+        dkim_sign(msg, {"example.com", "ph1", *crypto::PrivateKey::from_pem(key->private_pem)},
+                  1795255200000);
     ASSERT_TRUE(signed_msg);
     const std::string dir = ::testing::TempDir();
     {
