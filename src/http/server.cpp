@@ -13,6 +13,7 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/url/parse.hpp>
 
+#include "core/listen.hpp"
 #include "core/log.hpp"
 
 namespace posthorn::http {
@@ -233,16 +234,9 @@ Server::Server(core::IoPool& pool, Options options, Handler handler)
 Server::~Server() { stop(); }
 
 Result<tcp::endpoint> Server::start() {
-    error_code ec;
-    auto& a = impl_->acceptor;
-    a.open(impl_->options.listen.protocol(), ec);
-    if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) a.bind(impl_->options.listen, ec);
-    if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) return ec;
-    auto bound = a.local_endpoint(ec);
-    if (ec) return ec;
-    asio::co_spawn(a.get_executor(), impl_->accept_loop(), asio::detached);
+    auto bound = core::open_listener(impl_->acceptor, impl_->options.listen);
+    if (!bound) return bound;
+    asio::co_spawn(impl_->acceptor.get_executor(), impl_->accept_loop(), asio::detached);
     return bound;
 }
 
