@@ -97,13 +97,15 @@ asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server
     asio::steady_timer poll(co_await asio::this_coro::executor);
     const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
     auto open = [&] {
-        return server.connections() + submission.connections() + inbound.connections();
+        return server.connections() + submission.connections() + inbound.connections() +
+               static_cast<std::size_t>(queue.jobs_in_hand());
     };
     while (open() > 0 && std::chrono::steady_clock::now() < deadline) {
         poll.expires_after(std::chrono::milliseconds(20));
         co_await poll.async_wait(use_nothrow_awaitable);
     }
-    if (open() > 0) log::warn("{} connections still open after the grace period", open());
+    if (open() > 0)
+        log::warn("{} connections or deliveries still open after the grace period", open());
     main.stop();
 }
 
@@ -261,9 +263,11 @@ int serve(const Config& config) {
     asio::co_spawn(main, domain_check_loop(deps, tick), asio::detached);
     main.run();
 
-    // The network is quiet: make every pending write durable, then stop the threads.
+    // The network is quiet: cancel the lookups still pending (while the resolver's context
+    // still runs; the resolver itself lives on until the threads are gone, for coroutines
+    // that still hold it), make every pending write durable, then stop the threads.
+    (*resolver)->close();
     (*store)->close();
-    resolver->reset();  // cancels lookups still pending, while its context still runs
     pool.stop();
     blocking.join();
     log::info("posthorn stopped");

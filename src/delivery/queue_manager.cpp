@@ -19,6 +19,18 @@ struct Job {
     std::vector<store::QueuedRecipient> recipients;
 };
 
+// Counts a job from the moment a session takes it until its outcome is recorded.
+class InHand {
+  public:
+    explicit InHand(std::atomic<int>& n) : n_(n) { ++n_; }
+    ~InHand() { --n_; }
+    InHand(const InHand&) = delete;
+    InHand& operator=(const InHand&) = delete;
+
+  private:
+    std::atomic<int>& n_;
+};
+
 }  // namespace
 
 struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
@@ -60,6 +72,7 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     };
     std::map<std::string, Destination> destinations;
     int active = 0;                                  // sessions running, in all
+    std::atomic<int> in_hand{0};                     // jobs taken and not yet recorded
     std::size_t backlog = 0;                         // jobs claimed and not yet finished
     std::map<std::string, mail::DkimKey> dkim_keys;  // domain id → parsed signing key
     Counters counters;
@@ -153,7 +166,8 @@ asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
 
 std::optional<Job> QueueManager::Impl::next_job(const std::string& domain) {
     auto& d = destinations[domain];
-    if (d.jobs.empty()) return std::nullopt;
+    // Stopping: the jobs left keep their leases, which the next start lifts.
+    if (d.jobs.empty() || stopping) return std::nullopt;
     Job job = std::move(d.jobs.front());
     d.jobs.pop_front();
     return job;
@@ -165,6 +179,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vecto
     std::optional<Outcome> no_session;  // why there is no session, for the jobs left
     std::size_t next_target = 0;
     while (auto next = next_job(domain)) {
+        InHand busy(in_hand);
         auto& job = *next;
         --backlog;
         std::vector<Outcome> outcomes(job.recipients.size());
@@ -259,6 +274,7 @@ asio::awaitable<void> QueueManager::Impl::deliver_domain(std::string domain) {
     auto routed = co_await route(resolver, domain, std::move(relay), options.mx_port);
     if (auto* why = std::get_if<Outcome>(&routed)) {
         while (auto job = next_job(domain)) {
+            InHand busy(in_hand);
             --backlog;
             std::vector<Outcome> outcomes(job->recipients.size(), *why);
             co_await finish(*job, outcomes);
@@ -374,6 +390,8 @@ void QueueManager::stop() {
     impl_->stopping = true;
     wake();
 }
+
+int QueueManager::jobs_in_hand() const { return impl_->in_hand; }
 
 const Counters& QueueManager::counters() const { return impl_->counters; }
 

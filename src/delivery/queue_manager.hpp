@@ -54,7 +54,9 @@ class QueueManager {
 
     asio::awaitable<void> run();
     void wake();
+    // After stop(), sessions finish the transaction in hand and take no more jobs.
     void stop();
+    int jobs_in_hand() const;  // taken by a session, outcome not yet recorded; any thread
     const Counters& counters() const;
 
   private:

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <functional>
+#include <future>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -11,6 +12,7 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 
 #include "dns/detail/ares.hpp"
 #include "dns/detail/channel.hpp"
@@ -153,6 +155,18 @@ CaresResolver::~CaresResolver() {
     auto channel = impl_->channel;
     const auto strand = channel->strand();
     asio::dispatch(strand, [channel = std::move(channel)] { channel->close(); });
+}
+
+void CaresResolver::close() {
+    auto channel = impl_->channel;
+    auto closed = std::make_shared<std::promise<void>>();
+    auto done = closed->get_future();
+    asio::post(channel->strand(), [channel, closed] {
+        channel->close();
+        closed->set_value();
+    });
+    // A stopped executor never runs the close: do not wait forever for it.
+    done.wait_for(std::chrono::seconds(5));
 }
 
 asio::awaitable<Result<std::vector<std::string>>> CaresResolver::txt(std::string name) {

@@ -60,6 +60,12 @@ class CaresResolver final : public Resolver {
     // Cancels pending queries: they complete with errc::cancelled.
     ~CaresResolver() override;
 
+    // Closes the channel now and waits until it is closed (call it from outside the
+    // resolver's executor, while that executor still runs): pending lookups complete with
+    // errc::cancelled, and every later lookup too. The object stays valid, so coroutines
+    // still holding a reference may call it until their io_context is stopped. Idempotent.
+    void close();
+
     asio::awaitable<Result<std::vector<std::string>>> txt(std::string name) override;
     asio::awaitable<Result<std::vector<std::string>>> cname(std::string name) override;
     asio::awaitable<Result<std::vector<MxRecord>>> mx(std::string name) override;
