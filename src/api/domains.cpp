@@ -299,11 +299,13 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
     if (!d.first_verify_at) d.first_verify_at = now;
     if (status == "VERIFIED" && !d.verified_at) d.verified_at = now;
     if (status != before && (status == "VERIFIED" || status == "FAILED")) {
+        auto data = to_json(d);  // the domain as GET /domains/{id} shows it, and its id again
+        data["domain_id"] = d.id;
         check.event =
             store::Event{.id = new_id("evt_", now),
                          .account_id = d.account_id,
                          .type = status == "VERIFIED" ? "domain.verified" : "domain.failed",
-                         .data_json = json::serialize(to_json(d)),
+                         .data_json = json::serialize(data),
                          .created_at = now};
     }
     if (auto r = co_await deps.store.record_domain_check(std::move(check)); !r) co_return r.error();

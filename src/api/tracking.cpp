@@ -100,7 +100,8 @@ asio::awaitable<http::Response> handle_tracking(const Deps& deps, http::Request 
     const bool open = req.path.rfind("/t/o/", 0) == 0;
     auto token = read_tracking_token(deps.tracking_secret, std::string_view(req.path).substr(5));
     if (!token || token->kind != (open ? 'o' : 'c')) co_return not_found();
-    boost::json::object data{{"ip", req.remote_ip},
+    boost::json::object data{{"email_id", token->email_id},
+                             {"ip", req.remote_ip},
                              {"user_agent", std::string(req.header("user-agent").value_or(""))}};
     if (!open) data["url"] = token->url;
     auto email_id = token->email_id;

@@ -11,6 +11,7 @@
 #include "api/keys.hpp"
 #include "api/logs.hpp"
 #include "api/tracking.hpp"
+#include "api/webhooks.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
 #include "crypto/hash.hpp"
@@ -65,6 +66,12 @@ struct V1::Impl {
         add("GET", "/v1/emails/inbound/{id}/attachments/{index}", &get_inbound_attachment);
         add("GET", "/v1/emails/{id}", &get_email);
         add("GET", "/v1/email", &list_emails);
+        add("POST", "/v1/webhooks", &create_webhook);
+        add("GET", "/v1/webhooks", &list_webhooks);
+        add("GET", "/v1/webhooks/{id}", &get_webhook);
+        add("PATCH", "/v1/webhooks/{id}", &update_webhook);
+        add("DELETE", "/v1/webhooks/{id}", &delete_webhook);
+        add("GET", "/v1/webhooks/{id}/deliveries", &list_webhook_deliveries);
     }
 
     void add(std::string method, std::string_view pattern, RouteFn fn) {

@@ -47,6 +47,7 @@ struct Deps {
     std::string smtp_hostname = "localhost";           // Message-ID domain, bounce address host
     std::string public_url = "http://localhost:8080";  // base of tracking links
     std::string tracking_secret;                       // signs tracking tokens
+    bool allow_private_webhooks = false;               // webhooks.allow_private_targets
     RateLimiter& rate_limiter;
 };
 

@@ -20,6 +20,7 @@
 #include "http/server.hpp"
 #include "mail/message.hpp"
 #include "smtp/server.hpp"
+#include "webhooks/dispatcher.hpp"
 
 namespace posthorn::app {
 namespace {
@@ -80,7 +81,8 @@ api::DomainPolicy domain_policy(const Config& c) {
 // period), then stop the main loop. serve() flushes the store afterwards.
 asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server& server,
                                          smtp::Server& submission, smtp::Server& inbound,
-                                         delivery::QueueManager& queue, asio::io_context& main) {
+                                         delivery::QueueManager& queue, webhooks::Dispatcher& hooks,
+                                         asio::io_context& main) {
     auto [ec, sig] = co_await signals.async_wait(use_nothrow_awaitable);
     if (ec) co_return;
     log::info("signal {}: stopping (a second signal stops at once)", sig);
@@ -94,11 +96,13 @@ asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server
     submission.stop();
     inbound.stop();
     queue.stop();
+    hooks.stop();
     asio::steady_timer poll(co_await asio::this_coro::executor);
     const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
     auto open = [&] {
         return server.connections() + submission.connections() + inbound.connections() +
-               static_cast<std::size_t>(queue.jobs_in_hand());
+               static_cast<std::size_t>(queue.jobs_in_hand()) +
+               static_cast<std::size_t>(hooks.in_flight());
     };
     while (open() > 0 && std::chrono::steady_clock::now() < deadline) {
         poll.expires_after(std::chrono::milliseconds(20));
@@ -156,6 +160,7 @@ int serve(const Config& config) {
                    .smtp_hostname = config.smtp.hostname,
                    .public_url = config.server.public_url,
                    .tracking_secret = *tracking_key,
+                   .allow_private_webhooks = config.webhooks.allow_private_targets,
                    .rate_limiter = rate_limiter};
     api::V1 v1(deps);
 
@@ -177,6 +182,11 @@ int serve(const Config& config) {
                                  blocking.get_executor(), **store, **resolver, clock,
                                  std::move(dopts));
     (*store)->set_queue_listener([&queue] { queue.wake(); });
+
+    // Webhook calls go out from their own thread (libcurl), never a network thread.
+    webhooks::HttpClient webhook_client({.allow_private = config.webhooks.allow_private_targets});
+    webhooks::Dispatcher hooks(pool.context(0).get_executor(), **store, clock, webhook_client,
+                               {.retry_schedule_s = config.webhooks.retry_schedule_s});
 
     error_code ec;
     const auto address = asio::ip::make_address(config.http.listen.host, ec);
@@ -245,6 +255,7 @@ int serve(const Config& config) {
     }
     pool.start();
     asio::co_spawn(pool.context(pool.size() - 1), queue.run(), asio::detached);
+    asio::co_spawn(pool.context(0), hooks.run(), asio::detached);
     log::info(
         "posthorn serving: http on {}:{}, submission on {}:{}, inbound on {}:{} ({} threads), "
         "database {}",
@@ -254,7 +265,8 @@ int serve(const Config& config) {
 
     asio::io_context main;
     asio::signal_set signals(main, SIGINT, SIGTERM);
-    asio::co_spawn(main, shutdown_on_signal(signals, server, submission, inbound, queue, main),
+    asio::co_spawn(main,
+                   shutdown_on_signal(signals, server, submission, inbound, queue, hooks, main),
                    asio::detached);
     asio::co_spawn(main, retention_loop(**store, clock, config.retention.logs_days),
                    asio::detached);

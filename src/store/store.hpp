@@ -138,12 +138,39 @@ class QueueStore {
     virtual void set_queue_listener(std::function<void()> listener) = 0;
 };
 
+class WebhookStore {
+  public:
+    virtual ~WebhookStore() = default;
+    virtual asio::awaitable<Result<void>> create_webhook(Webhook webhook) = 0;
+    virtual asio::awaitable<Result<Page<Webhook>>> list_webhooks(ListQuery query) = 0;
+    // errc::not_found for an unknown id or one of another account.
+    virtual asio::awaitable<Result<Webhook>> find_webhook(std::string account_id,
+                                                          std::string id) = 0;
+    virtual asio::awaitable<Result<Webhook>> update_webhook(std::string account_id, std::string id,
+                                                            WebhookPatch patch, UnixMs now) = 0;
+    // Deletes the webhook with its pending deliveries and their attempts.
+    virtual asio::awaitable<Result<void>> delete_webhook(std::string account_id,
+                                                         std::string id) = 0;
+    // Newest first. errc::not_found when the webhook is not the account's.
+    virtual asio::awaitable<Result<Page<WebhookAttempt>>> list_webhook_attempts(
+        std::string account_id, std::string webhook_id, std::int64_t page, std::int64_t limit) = 0;
+    // Leases up to `limit` pending deliveries that are due, of active webhooks, oldest first.
+    virtual asio::awaitable<Result<std::vector<DueWebhookDelivery>>> claim_webhook_deliveries(
+        UnixMs now, int limit, std::string owner, UnixMs lease_until) = 0;
+    // Records the attempt and the delivery's new state, and lifts its lease. A delivery
+    // deleted meanwhile (its webhook was) is not an error.
+    virtual asio::awaitable<Result<void>> record_webhook_attempt(WebhookAttemptResult result) = 0;
+    // At start (one node, SQLite): leases left by a process that died are lifted.
+    virtual asio::awaitable<Result<std::int64_t>> release_webhook_leases(std::string owner) = 0;
+};
+
 class Store : public AccountStore,
               public LogStore,
               public DomainStore,
               public EmailStore,
               public InboundStore,
-              public QueueStore {
+              public QueueStore,
+              public WebhookStore {
   public:
     // Completes when everything submitted before it is durable.
     virtual asio::awaitable<Result<void>> flush() = 0;

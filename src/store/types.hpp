@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/time.hpp"
@@ -267,6 +268,68 @@ struct ListQuery {
     std::int64_t page = 1;
     std::int64_t limit = 20;
     SortOrder order = SortOrder::desc;
+};
+
+// Every event type a webhook may subscribe to (DESIGN §8).
+inline constexpr std::string_view kEventTypes[] = {
+    "email.sent",       "email.delivered", "email.bounced",    "email.failed",
+    "email.opened",     "email.clicked",   "email.complained", "email.blocked",
+    "inbound.received", "domain.verified", "domain.failed"};
+
+struct Webhook {
+    std::string id;  // wh_…
+    std::string account_id;
+    std::string url;
+    std::vector<std::string> events;
+    bool active = true;
+    std::string secret;  // the raw signing key (whsec_ + its base64 is shown once)
+    UnixMs created_at = 0;
+    UnixMs updated_at = 0;
+};
+
+struct WebhookPatch {
+    std::optional<std::string> url;
+    std::optional<std::vector<std::string>> events;
+    std::optional<bool> active;
+};
+
+// One attempt at delivering an event to a webhook, as GET /webhooks/{id}/deliveries shows it.
+struct WebhookAttempt {
+    std::int64_t id = 0;
+    std::string event_id;
+    std::string event_type;
+    int attempt = 0;                 // 1-based
+    std::optional<int> status_code;  // none when no HTTP answer came
+    std::optional<std::string> error;
+    std::int64_t duration_ms = 0;
+    UnixMs created_at = 0;
+};
+
+// A delivery claimed for an attempt: the event with what is needed to send and sign it.
+struct DueWebhookDelivery {
+    std::int64_t delivery_id = 0;
+    std::string webhook_id;
+    std::string url;
+    std::string secret;
+    std::string event_id;
+    std::string event_type;
+    std::optional<std::string> email_id;
+    std::string data_json;
+    UnixMs event_created_at = 0;
+    int attempts = 0;  // made before this one
+};
+
+// What an attempt came to. `next_attempt_at` set: pending again; unset: done when
+// `delivered`, else given up.
+struct WebhookAttemptResult {
+    std::int64_t delivery_id = 0;
+    int attempt = 0;
+    std::optional<int> status_code;
+    std::optional<std::string> error;
+    std::int64_t duration_ms = 0;
+    UnixMs at = 0;
+    bool delivered = false;
+    std::optional<UnixMs> next_attempt_at;
 };
 
 template <class T>

@@ -50,20 +50,6 @@ Result<Domain> one_domain(Db& db, const char* where, const std::string& account_
     return read_domain(*s);
 }
 
-Result<void> insert_event(Db& db, const Event& e) {
-    auto s = db.prepare(
-        "INSERT INTO events (id, account_id, type, email_id, data, created_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-    if (!s) return s.error();
-    return s->bind(1, e.id)
-        .bind(2, e.account_id)
-        .bind(3, e.type)
-        .bind(4, e.email_id)
-        .bind(5, e.data_json)
-        .bind(6, e.created_at)
-        .run();
-}
-
 }  // namespace
 
 asio::awaitable<Result<void>> SqliteStore::create_domain(Domain d, std::vector<DkimKey> keys) {

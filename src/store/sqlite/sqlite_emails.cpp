@@ -282,17 +282,12 @@ asio::awaitable<Result<void>> SqliteStore::record_engagement(std::string email_i
         if (!*row) return errc::not_found;
         const auto account_id = u->text(0);
         (void)u->step();
-        auto ev = db.prepare(
-            "INSERT INTO events (id, account_id, type, email_id, data, created_at) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-        if (!ev) return ev.error();
-        return ev->bind(1, new_id("evt_", at))
-            .bind(2, account_id)
-            .bind(3, "email." + kind)
-            .bind(4, email_id)
-            .bind(5, data_json)
-            .bind(6, at)
-            .run();
+        return insert_event(db, {.id = new_id("evt_", at),
+                                 .account_id = account_id,
+                                 .type = "email." + kind,
+                                 .email_id = email_id,
+                                 .data_json = data_json,
+                                 .created_at = at});
     };
     co_return co_await impl_->writer.write<void>(std::move(job));
 }

@@ -1,4 +1,5 @@
 // SqliteStore: mail received for the users' domains.
+#include "core/id.hpp"
 #include "store/sqlite/detail/impl.hpp"
 
 namespace posthorn::store::sqlite {
@@ -109,6 +110,19 @@ asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEma
                               .run();
                 if (!ar) return ar;
             }
+            const std::string data =
+                "{\"id\":" + json_string(e.id) + ",\"from_email\":" + json_string(e.from_email) +
+                ",\"from_name\":" + json_string(e.from_name) +
+                ",\"to_address\":" + json_string(e.to_address) +
+                ",\"subject\":" + json_string(e.subject) +
+                ",\"attachments\":" + std::to_string(e.attachments.size()) + "}";
+            if (auto ev = insert_event(db, {.id = new_id("evt_", e.received_at),
+                                            .account_id = e.account_id,
+                                            .type = "inbound.received",
+                                            .data_json = data,
+                                            .created_at = e.received_at});
+                !ev)
+                return ev;
         }
         return {};
     };

@@ -4,42 +4,11 @@
 #include <set>
 
 #include "core/id.hpp"
+#include "store/sqlite/detail/events.hpp"
 #include "store/sqlite/detail/impl.hpp"
 
 namespace posthorn::store::sqlite {
 namespace {
-
-std::string json_string(std::string_view s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (c < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out.push_back(static_cast<char>(c));
-                }
-        }
-    }
-    return out + "\"";
-}
 
 bool is_final(std::string_view status) { return status != "QUEUED" && status != "SENT"; }
 
@@ -213,20 +182,15 @@ asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
         }
         outcomes += "]";
         for (const auto& type : types) {
-            auto ev = db.prepare(
-                "INSERT INTO events (id, account_id, type, email_id, data, created_at) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-            if (!ev) return ev.error();
             const std::string data = "{\"email_id\":" + json_string(rep.email_id) +
                                      ",\"status\":" + json_string(status) +
                                      ",\"recipients\":" + outcomes + "}";
-            if (auto r = ev->bind(1, new_id("evt_", now))
-                             .bind(2, rep.account_id)
-                             .bind(3, type)
-                             .bind(4, rep.email_id)
-                             .bind(5, data)
-                             .bind(6, now)
-                             .run();
+            if (auto r = insert_event(db, {.id = new_id("evt_", now),
+                                           .account_id = rep.account_id,
+                                           .type = type,
+                                           .email_id = rep.email_id,
+                                           .data_json = data,
+                                           .created_at = now});
                 !r)
                 return r;
         }

@@ -82,6 +82,20 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<std::vector<DkimKey>>> active_dkim_keys(std::string domain_id) override;
     void set_queue_listener(std::function<void()> listener) override;
 
+    asio::awaitable<Result<void>> create_webhook(Webhook webhook) override;
+    asio::awaitable<Result<Page<Webhook>>> list_webhooks(ListQuery query) override;
+    asio::awaitable<Result<Webhook>> find_webhook(std::string account_id, std::string id) override;
+    asio::awaitable<Result<Webhook>> update_webhook(std::string account_id, std::string id,
+                                                    WebhookPatch patch, UnixMs now) override;
+    asio::awaitable<Result<void>> delete_webhook(std::string account_id, std::string id) override;
+    asio::awaitable<Result<Page<WebhookAttempt>>> list_webhook_attempts(
+        std::string account_id, std::string webhook_id, std::int64_t page,
+        std::int64_t limit) override;
+    asio::awaitable<Result<std::vector<DueWebhookDelivery>>> claim_webhook_deliveries(
+        UnixMs now, int limit, std::string owner, UnixMs lease_until) override;
+    asio::awaitable<Result<void>> record_webhook_attempt(WebhookAttemptResult result) override;
+    asio::awaitable<Result<std::int64_t>> release_webhook_leases(std::string owner) override;
+
     asio::awaitable<Result<void>> flush() override;
     void close() override;
 

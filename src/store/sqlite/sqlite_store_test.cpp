@@ -53,7 +53,88 @@ class SqliteStoreTest : public ::testing::Test {
     std::unique_ptr<SqliteStore> store_;
 };
 
-TEST_F(SqliteStoreTest, MigratesToLatestVersion) { EXPECT_EQ(store_->schema_version(), 2); }
+TEST_F(SqliteStoreTest, MigratesToLatestVersion) { EXPECT_EQ(store_->schema_version(), 3); }
+
+// Events fan out into deliveries for the subscribed, active webhooks of their account only;
+// a claimed delivery is leased, a failed attempt comes back when due, a success ends it.
+TEST_F(SqliteStoreTest, EventsFanOutToSubscribedWebhooks) {
+    auto acc = make_account("acme");
+    auto other = make_account("other");
+    Domain d{.id = new_id("dom_", 1), .account_id = acc.id, .name = "a.example", .token = "t"};
+    ASSERT_TRUE(run(store_->create_domain(d, {})));
+    auto hook = [&](const std::string& account, std::vector<std::string> events, bool active) {
+        Webhook w{.id = new_id("wh_", 2),
+                  .account_id = account,
+                  .url = "https://hooks.example/" + std::to_string(counter_++),
+                  .events = std::move(events),
+                  .active = active,
+                  .secret = std::string("k\0y", 3),
+                  .created_at = 2,
+                  .updated_at = 2};
+        EXPECT_TRUE(run(store_->create_webhook(w)));
+        return w;
+    };
+    auto wanted = hook(acc.id, {"domain.verified", "email.sent"}, true);
+    hook(acc.id, {"email.sent"}, true);         // another type
+    hook(acc.id, {"domain.verified"}, false);   // disabled
+    hook(other.id, {"domain.verified"}, true);  // another account
+    auto found = run(store_->find_webhook(acc.id, wanted.id));
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->events, wanted.events);
+    EXPECT_EQ(found->secret, wanted.secret);
+    EXPECT_EQ(run(store_->find_webhook(other.id, wanted.id)).error(), errc::not_found);
+
+    DomainCheck check{.account_id = acc.id,
+                      .domain_id = d.id,
+                      .status = "VERIFIED",
+                      .checked_at = 10,
+                      .event = Event{.id = new_id("evt_", 10),
+                                     .account_id = acc.id,
+                                     .type = "domain.verified",
+                                     .data_json = R"({"domain":"a.example"})",
+                                     .created_at = 10}};
+    ASSERT_TRUE(run(store_->record_domain_check(check)));
+
+    auto due = run(store_->claim_webhook_deliveries(10, 10, "n1", 1000));
+    ASSERT_TRUE(due);
+    ASSERT_EQ(due->size(), 1u);
+    const auto& got = due->front();
+    EXPECT_EQ(got.webhook_id, wanted.id);
+    EXPECT_EQ(got.event_id, check.event->id);
+    EXPECT_EQ(got.event_type, "domain.verified");
+    EXPECT_EQ(got.data_json, R"({"domain":"a.example"})");
+    EXPECT_EQ(got.attempts, 0);
+    EXPECT_TRUE(run(store_->claim_webhook_deliveries(20, 10, "n1", 1000))->empty()) << "leased";
+
+    ASSERT_TRUE(run(store_->record_webhook_attempt({.delivery_id = got.delivery_id,
+                                                    .attempt = 1,
+                                                    .status_code = 500,
+                                                    .at = 30,
+                                                    .next_attempt_at = 40})));
+    EXPECT_TRUE(run(store_->claim_webhook_deliveries(39, 10, "n1", 1000))->empty());
+    auto again = run(store_->claim_webhook_deliveries(40, 10, "n1", 1000));
+    ASSERT_EQ(again->size(), 1u);
+    EXPECT_EQ(again->front().attempts, 1);
+    ASSERT_TRUE(run(store_->record_webhook_attempt({.delivery_id = got.delivery_id,
+                                                    .attempt = 2,
+                                                    .status_code = 204,
+                                                    .at = 50,
+                                                    .delivered = true})));
+    EXPECT_TRUE(run(store_->claim_webhook_deliveries(1'000'000, 10, "n1", 2'000'000))->empty());
+
+    auto attempts = run(store_->list_webhook_attempts(acc.id, wanted.id, 1, 10));
+    ASSERT_TRUE(attempts);
+    ASSERT_EQ(attempts->total, 2);
+    EXPECT_EQ(attempts->items[0].attempt, 2);  // newest first
+    EXPECT_EQ(attempts->items[0].status_code, 204);
+    EXPECT_EQ(attempts->items[1].status_code, 500);
+    EXPECT_EQ(run(store_->list_webhook_attempts(other.id, wanted.id, 1, 10)).error(),
+              errc::not_found);
+
+    ASSERT_TRUE(run(store_->delete_webhook(acc.id, wanted.id)));
+    EXPECT_EQ(run(store_->find_webhook(acc.id, wanted.id)).error(), errc::not_found);
+    EXPECT_EQ(run(store_->delete_webhook(acc.id, wanted.id)).error(), errc::not_found);
+}
 
 TEST_F(SqliteStoreTest, AccountNamesAreUnique) {
     make_account("acme");

@@ -8,6 +8,7 @@
 
 #include "core/blocking.hpp"
 #include "store/sqlite/detail/db.hpp"
+#include "store/sqlite/detail/events.hpp"
 #include "store/sqlite/detail/writer.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
@@ -54,6 +55,8 @@ class ReaderPool {
 }  // namespace detail
 
 using detail::Db;
+using detail::insert_event;
+using detail::json_string;
 using detail::Stmt;
 
 struct SqliteStore::Impl {

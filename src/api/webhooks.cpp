@@ -1,0 +1,196 @@
+#include "api/webhooks.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/url/parse.hpp>
+
+#include <algorithm>
+#include <optional>
+
+#include "core/address.hpp"
+#include "core/id.hpp"
+#include "crypto/keys.hpp"
+
+namespace posthorn::api {
+
+namespace json = boost::json;
+using detail::Context;
+
+namespace {
+
+constexpr std::size_t kMaxUrl = 2048;
+constexpr std::size_t kSecretBytes = 24;  // Standard Webhooks: 24 to 64 bytes
+
+json::object to_json(const store::Webhook& w) {
+    json::array events;
+    for (const auto& e : w.events) events.emplace_back(e);
+    return {{"id", w.id},
+            {"url", w.url},
+            {"status", w.active},
+            {"events", std::move(events)},
+            {"created_at", format_iso8601(w.created_at)}};
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// The url, or the message of the 400.
+std::variant<std::string, std::string> parse_url(const json::value& v, bool allow_private) {
+    using Err = std::variant<std::string, std::string>;
+    auto err = [](std::string m) { return Err(std::in_place_index<1>, std::move(m)); };
+    if (!v.is_string()) return err("url must be a string");
+    const std::string url(v.as_string());
+    if (url.size() > kMaxUrl)
+        return err("url is longer than " + std::to_string(kMaxUrl) + " characters");
+    auto u = boost::urls::parse_absolute_uri(url);
+    if (!u) return err("url is not an absolute URL");
+    const auto scheme = lower(u->scheme());
+    if (scheme != "http" && scheme != "https") return err("url must be http or https");
+    if (!u->has_authority() || u->host_address().empty()) return err("url has no host");
+    if (!allow_private && core::is_private_host(u->host_address()))
+        return err(
+            "url: private, loopback and link-local targets are refused "
+            "(webhooks.allow_private_targets is false)");
+    return Err(std::in_place_index<0>, url);
+}
+
+// The events, deduplicated in their order, or the message of the 400.
+std::variant<std::vector<std::string>, std::string> parse_events(const json::value& v) {
+    using Out = std::variant<std::vector<std::string>, std::string>;
+    if (!v.is_array() || v.as_array().empty())
+        return Out(std::in_place_index<1>, "events must be a non-empty array of event names");
+    std::vector<std::string> out;
+    for (const auto& e : v.as_array()) {
+        if (!e.is_string())
+            return Out(std::in_place_index<1>, "events must be a non-empty array of event names");
+        const std::string name(e.as_string());
+        if (std::find(std::begin(store::kEventTypes), std::end(store::kEventTypes), name) ==
+            std::end(store::kEventTypes)) {
+            std::string known;
+            for (auto k : store::kEventTypes) known += (known.empty() ? "" : ", ") + std::string(k);
+            return Out(std::in_place_index<1>,
+                       "events: unknown event '" + name + "' (known: " + known + ")");
+        }
+        if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+    return Out(std::in_place_index<0>, std::move(out));
+}
+
+// Reads {url, events, status} (all optional here); the message of the 400, if any.
+std::optional<std::string> read_fields(const Context& ctx, store::WebhookPatch& p) {
+    if (!ctx.body.is_object()) return "body must be a JSON object";
+    for (const auto& [key, value] : ctx.body.as_object()) {
+        if (key == "url") {
+            auto u = parse_url(value, ctx.deps.allow_private_webhooks);
+            if (u.index() == 1) return std::get<1>(u);
+            p.url = std::move(std::get<0>(u));
+        } else if (key == "events") {
+            auto e = parse_events(value);
+            if (auto* msg = std::get_if<std::string>(&e)) return *msg;
+            p.events = std::move(std::get<0>(e));
+        } else if (key == "status") {
+            if (!value.is_bool()) return "status must be true or false";
+            p.active = value.as_bool();
+        } else {
+            return "unknown field '" + std::string(key) + "'";
+        }
+    }
+    return std::nullopt;
+}
+
+http::Response not_found_or_error(const error_code& ec) {
+    if (ec == store::errc::not_found) return detail::not_found("webhook not found");
+    return detail::internal_error("read the webhook", ec);
+}
+
+}  // namespace
+
+asio::awaitable<http::Response> create_webhook(Context ctx) {
+    store::WebhookPatch p;
+    if (auto msg = read_fields(ctx, p)) co_return detail::validation_error(*msg);
+    if (!p.url) co_return detail::validation_error("url is required");
+    if (!p.events) co_return detail::validation_error("events is required");
+    const auto now = ctx.deps.clock.now_ms();
+    store::Webhook w{.id = new_id("wh_", now),
+                     .account_id = ctx.account_id,
+                     .url = std::move(*p.url),
+                     .events = std::move(*p.events),
+                     .active = p.active.value_or(true),
+                     .secret = crypto::random_string(kSecretBytes),
+                     .created_at = now,
+                     .updated_at = now};
+    auto body = to_json(w);
+    body["secret"] = "whsec_" + crypto::base64_encode(w.secret);
+    auto r = co_await ctx.deps.store.create_webhook(std::move(w));
+    if (!r) co_return detail::internal_error("create the webhook", r.error());
+    co_return detail::json(200, body);
+}
+
+asio::awaitable<http::Response> list_webhooks(Context ctx) {
+    auto paging = parse_paging(ctx.req, 20, "sort_order");
+    if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
+    const auto& p = std::get<Paging>(paging);
+    store::ListQuery query{
+        .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
+    auto page = co_await ctx.deps.store.list_webhooks(std::move(query));
+    if (!page) co_return detail::internal_error("list webhooks", page.error());
+    json::array data;
+    for (const auto& w : page->items) data.push_back(to_json(w));
+    co_return detail::json(200, json::object{{"data", std::move(data)},
+                                             {"pagination", detail::pagination(p, page->total)}});
+}
+
+asio::awaitable<http::Response> get_webhook(Context ctx) {
+    auto id = detail::param(ctx, "id");
+    auto w = co_await ctx.deps.store.find_webhook(ctx.account_id, std::move(id));
+    if (!w) co_return not_found_or_error(w.error());
+    co_return detail::json(200, to_json(*w));
+}
+
+asio::awaitable<http::Response> update_webhook(Context ctx) {
+    store::WebhookPatch p;
+    if (auto msg = read_fields(ctx, p)) co_return detail::validation_error(*msg);
+    auto id = detail::param(ctx, "id");
+    auto w = co_await ctx.deps.store.update_webhook(ctx.account_id, std::move(id), std::move(p),
+                                                    ctx.deps.clock.now_ms());
+    if (!w) co_return not_found_or_error(w.error());
+    co_return detail::json(200, to_json(*w));
+}
+
+asio::awaitable<http::Response> delete_webhook(Context ctx) {
+    auto id = detail::param(ctx, "id");
+    auto account = ctx.account_id;
+    auto r = co_await ctx.deps.store.delete_webhook(std::move(account), id);
+    if (!r) co_return not_found_or_error(r.error());
+    co_return detail::json(200, json::object{{"id", id}, {"deleted", true}});
+}
+
+asio::awaitable<http::Response> list_webhook_deliveries(Context ctx) {
+    auto paging = parse_paging(ctx.req, 20, "sort_order");
+    if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
+    const auto& p = std::get<Paging>(paging);
+    auto id = detail::param(ctx, "id");
+    auto page = co_await ctx.deps.store.list_webhook_attempts(ctx.account_id, std::move(id), p.page,
+                                                              p.limit);
+    if (!page) co_return not_found_or_error(page.error());
+    json::array data;
+    for (const auto& a : page->items) {
+        json::object o{{"event_id", a.event_id},
+                       {"event", a.event_type},
+                       {"attempt", a.attempt},
+                       {"status_code", nullptr},
+                       {"error", nullptr},
+                       {"duration_ms", a.duration_ms},
+                       {"created_at", format_iso8601(a.created_at)}};
+        if (a.status_code) o["status_code"] = *a.status_code;
+        if (a.error) o["error"] = *a.error;
+        data.push_back(std::move(o));
+    }
+    co_return detail::json(200, json::object{{"data", std::move(data)},
+                                             {"pagination", detail::pagination(p, page->total)}});
+}
+
+}  // namespace posthorn::api

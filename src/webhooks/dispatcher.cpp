@@ -1,0 +1,119 @@
+#include "webhooks/dispatcher.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+
+#include "core/log.hpp"
+#include "core/time.hpp"
+#include "webhooks/signature.hpp"
+
+namespace posthorn::webhooks {
+
+std::string event_body(std::string_view type, UnixMs created_at, std::string_view data_json) {
+    std::string body = R"({"type":")";
+    body.append(type);  // one of store::kEventTypes: nothing to escape
+    body.append(R"(","created_at":")").append(format_iso8601(created_at));
+    body.append(R"(","data":)").append(data_json.empty() ? "{}" : data_json).append("}");
+    return body;
+}
+
+struct Dispatcher::Impl : std::enable_shared_from_this<Impl> {
+    Impl(asio::any_io_executor e, store::Store& s, const core::Clock& c, HttpClient& h, Options o)
+        : ex(std::move(e)), store(s), clock(c), client(h), options(std::move(o)), timer(ex) {}
+
+    asio::awaitable<void> run();
+    asio::awaitable<void> attempt(store::DueWebhookDelivery d);
+
+    asio::any_io_executor ex;
+    store::Store& store;
+    const core::Clock& clock;
+    HttpClient& client;
+    Options options;
+    asio::steady_timer timer;
+    std::atomic<bool> stopping{false};
+    std::atomic<int> in_flight{0};
+};
+
+asio::awaitable<void> Dispatcher::Impl::attempt(store::DueWebhookDelivery d) {
+    auto self = shared_from_this();
+    const auto body = event_body(d.event_type, d.event_created_at, d.data_json);
+    const auto timestamp = clock.now_ms() / 1000;
+    HttpRequest req{.url = d.url,
+                    .headers = {{"Content-Type", "application/json"},
+                                {"webhook-id", d.event_id},
+                                {"webhook-timestamp", std::to_string(timestamp)},
+                                {"webhook-signature", sign(d.secret, d.event_id, timestamp, body)}},
+                    .body = body};
+    auto answer = co_await client.post(std::move(req));
+    const auto now = clock.now_ms();
+    const int n = d.attempts + 1;
+    store::WebhookAttemptResult r{.delivery_id = d.delivery_id,
+                                  .attempt = n,
+                                  .status_code = answer.status,
+                                  .duration_ms = answer.duration_ms,
+                                  .at = now};
+    if (!answer.error.empty()) r.error = answer.error;
+    r.delivered = answer.status && *answer.status >= 200 && *answer.status < 300;
+    const auto& schedule = options.retry_schedule_s;
+    if (!r.delivered && static_cast<std::size_t>(n) <= schedule.size())
+        r.next_attempt_at = now + static_cast<UnixMs>(schedule[n - 1]) * 1000;
+    if (!r.delivered)
+        log::info("webhook {} event {} attempt {}: {}", d.webhook_id, d.event_id, n,
+                  answer.status ? "HTTP " + std::to_string(*answer.status) : answer.error);
+    if (auto w = co_await store.record_webhook_attempt(std::move(r)); !w)
+        log::error("webhooks: recording an attempt of {}: {}", d.event_id, w.error().message());
+    --in_flight;
+    timer.cancel();  // a slot is free
+}
+
+asio::awaitable<void> Dispatcher::Impl::run() {
+    auto self = shared_from_this();
+    if (auto n = co_await store.release_webhook_leases(""); n && *n > 0)
+        log::info("webhooks: lifted {} leases left by the last run", *n);
+    while (!stopping) {
+        const int room = options.max_in_flight - in_flight;
+        if (room > 0) {
+            const auto now = clock.now_ms();
+            const auto lease_until =
+                now + std::chrono::duration_cast<std::chrono::milliseconds>(options.lease).count();
+            auto owner = options.node_id;
+            auto due =
+                co_await store.claim_webhook_deliveries(now, room, std::move(owner), lease_until);
+            if (!due) {
+                log::error("webhooks: claiming due deliveries: {}", due.error().message());
+            } else {
+                for (auto& d : *due) {
+                    ++in_flight;
+                    asio::co_spawn(ex, attempt(std::move(d)), asio::detached);
+                }
+                // A full batch: there may be more due at once.
+                if (static_cast<int>(due->size()) == room && in_flight < options.max_in_flight)
+                    continue;
+            }
+        }
+        if (stopping) break;
+        timer.expires_after(options.poll);
+        co_await timer.async_wait(use_nothrow_awaitable);
+    }
+}
+
+Dispatcher::Dispatcher(asio::any_io_executor ex, store::Store& store, const core::Clock& clock,
+                       HttpClient& client, Options options)
+    : impl_(std::make_shared<Impl>(std::move(ex), store, clock, client, std::move(options))) {}
+
+Dispatcher::~Dispatcher() = default;
+
+asio::awaitable<void> Dispatcher::run() { return impl_->run(); }
+
+void Dispatcher::stop() {
+    impl_->stopping = true;
+    asio::post(impl_->ex, [impl = impl_] { impl->timer.cancel(); });
+}
+
+int Dispatcher::in_flight() const { return impl_->in_flight; }
+
+}  // namespace posthorn::webhooks
