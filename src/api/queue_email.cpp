@@ -11,6 +11,7 @@
 #include "core/id.hpp"
 #include "core/log.hpp"
 #include "crypto/keys.hpp"
+#include "mail/parse.hpp"
 
 namespace posthorn::api {
 
@@ -119,6 +120,18 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
         n.raw = co_await core::run_blocking(std::move(blocking), std::move(build));
     } else {
         n.raw = std::get<std::string>(std::move(req.message));
+        if (e.track_opens || e.track_clicks) {  // SMTP: the HTML parts of the message as sent
+            auto edit = [&deps, id = e.id, opens = e.track_opens,
+                         clicks = e.track_clicks](const std::string& html) {
+                return track_email_html(deps, id, html, opens, clicks);
+            };
+            auto job = [raw = n.raw, edit = std::move(edit)] {
+                return mail::edit_html_parts(raw, edit);
+            };
+            auto blocking = deps.blocking;
+            auto edited = co_await core::run_blocking(std::move(blocking), std::move(job));
+            if (edited) n.raw = std::move(*edited);
+        }
     }
     e.size_bytes = static_cast<std::int64_t>(n.raw.size());
 

@@ -96,6 +96,49 @@ ParsedMessage parse_message(std::string_view raw) {
     return out;
 }
 
+namespace {
+
+struct HtmlEdit {
+    const std::function<std::string(const std::string&)>* edit;
+    int edited = 0;
+};
+
+void edit_html(GMimeObject* /*parent*/, GMimeObject* part, gpointer data) {
+    auto* e = static_cast<HtmlEdit*>(data);
+    if (!GMIME_IS_TEXT_PART(part) || g_mime_part_is_attachment(GMIME_PART(part))) return;
+    if (!g_mime_content_type_is_type(g_mime_object_get_content_type(part), "text", "html")) return;
+    auto* text_part = GMIME_TEXT_PART(part);
+    char* text = g_mime_text_part_get_text(text_part);  // decoded, converted to UTF-8
+    const std::string html = text ? text : "";
+    g_free(text);
+    const std::string edited = (*e->edit)(html);
+    g_mime_text_part_set_text(text_part, edited.c_str());
+    auto* p = GMIME_PART(part);
+    g_mime_part_set_content_encoding(
+        p, g_mime_part_get_best_content_encoding(p, GMIME_ENCODING_CONSTRAINT_7BIT));
+    ++e->edited;
+}
+
+}  // namespace
+
+std::optional<std::string> edit_html_parts(
+    std::string_view raw, const std::function<std::string(const std::string&)>& edit) {
+    GObj<GMimeStream> stream(g_mime_stream_mem_new_with_buffer(raw.data(), raw.size()));
+    GObj<GMimeParser> parser(g_mime_parser_new_with_stream(stream.get()));
+    GObj<GMimeMessage> msg(g_mime_parser_construct_message(parser.get(), nullptr));
+    if (!msg) return std::nullopt;
+    HtmlEdit e{&edit};
+    g_mime_message_foreach(msg.get(), edit_html, &e);
+    if (e.edited == 0) return std::nullopt;
+    GMimeFormatOptions* options = g_mime_format_options_new();
+    g_mime_format_options_set_newline_format(options, GMIME_NEWLINE_FORMAT_DOS);
+    char* text = g_mime_object_to_string(GMIME_OBJECT(msg.get()), options);
+    g_mime_format_options_free(options);
+    std::string out(text ? text : "");
+    g_free(text);
+    return out;
+}
+
 std::string edit_headers(std::string_view raw, const std::vector<std::string>& remove,
                          const std::vector<std::pair<std::string, std::string>>& add) {
     std::string out;

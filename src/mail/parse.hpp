@@ -6,6 +6,7 @@
 // after mail::init().
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,5 +42,12 @@ ParsedMessage parse_message(std::string_view raw);
 // `remove` (case-insensitive, continuation lines too) and puts `add` fields in front.
 std::string edit_headers(std::string_view raw, const std::vector<std::string>& remove,
                          const std::vector<std::pair<std::string, std::string>>& add);
+
+// Every inline text/html part (not an attachment) replaced by `edit(its text as UTF-8)`,
+// re-encoded as 7-bit safe (quoted-printable or base64) in UTF-8; the rest of the message
+// as GMime writes it back (headers as they were, other parts' content as it was encoded).
+// nullopt when the message has no such part (or does not parse): keep the original then.
+std::optional<std::string> edit_html_parts(
+    std::string_view raw, const std::function<std::string(const std::string&)>& edit);
 
 }  // namespace posthorn::mail

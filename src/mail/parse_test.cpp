@@ -45,6 +45,63 @@ TEST(ParseMessage, SurvivesGarbage) {
     }
 }
 
+TEST(EditHtmlParts, EditsTheInlineHtmlPartsOnly) {
+    init();
+    const std::string raw =
+        "From: a@example.com\r\nTo: b@example.net\r\nSubject: Hi\r\nMIME-Version: 1.0\r\n"
+        "Content-Type: multipart/mixed; boundary=\"m\"\r\n\r\n"
+        "--m\r\nContent-Type: multipart/alternative; boundary=\"a\"\r\n\r\n"
+        "--a\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\nsee http://x.example/\r\n"
+        "--a\r\nContent-Type: text/html; charset=iso-8859-1\r\n"
+        "Content-Transfer-Encoding: quoted-printable\r\n\r\n"
+        "<p>Gr=FC=DFe <a href=3D\"http://x.example/\">x</a></p>\r\n"
+        "--a--\r\n"
+        "--m\r\nContent-Type: text/html\r\nContent-Disposition: attachment; filename=\"a.html\"\r\n"
+        "\r\n<a href=\"http://attached.example/\">not me</a>\r\n"
+        "--m--\r\n";
+    std::vector<std::string> seen;
+    auto out = edit_html_parts(raw, [&](const std::string& html) {
+        seen.push_back(html);
+        std::string edited = html;
+        edited.replace(edited.find("http://x.example/"), 17, "https://t.example/c/1");
+        return edited;
+    });
+    ASSERT_TRUE(out);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_NE(seen[0].find("Gr\xC3\xBC\xC3\x9F"
+                           "e"),
+              std::string::npos)
+        << "decoded to UTF-8";
+    auto parsed = parse_message(*out);
+    ASSERT_TRUE(parsed.html);
+    EXPECT_NE(parsed.html->find("https://t.example/c/1"), std::string::npos);
+    EXPECT_NE(parsed.html->find("Gr\xC3\xBC\xC3\x9F"
+                                "e"),
+              std::string::npos);
+    ASSERT_TRUE(parsed.text);
+    EXPECT_NE(parsed.text->find("http://x.example/"), std::string::npos) << "text part untouched";
+    ASSERT_EQ(parsed.attachments.size(), 1u);
+    EXPECT_NE(parsed.attachments[0].content.find("http://attached.example/"), std::string::npos);
+    EXPECT_EQ(parsed.subject, "Hi");
+    for (std::size_t i = 0; i < out->size(); ++i) {
+        if ((*out)[i] == '\n') {
+            ASSERT_TRUE(i > 0 && (*out)[i - 1] == '\r') << "CRLF only";
+        }
+    }
+}
+
+TEST(EditHtmlParts, LeavesMessagesWithoutHtmlAlone) {
+    init();
+    int calls = 0;
+    auto out = edit_html_parts("From: a@example.com\r\nSubject: x\r\n\r\nplain http://x/\r\n",
+                               [&](const std::string& h) {
+                                   ++calls;
+                                   return h;
+                               });
+    EXPECT_FALSE(out);
+    EXPECT_EQ(calls, 0);
+}
+
 TEST(EditHeaders, RemovesFieldsWithTheirContinuationsAndKeepsTheRest) {
     const std::string raw =
         "From: a@b.com\r\nX-Track-Opens: true\r\nBcc: x@y.com,\r\n z@y.com\r\nSubject: s\r\n"

@@ -1,8 +1,10 @@
 """Open and click tracking (DESIGN §8): the pixel and the rewritten links in the message
-as stored, the public endpoints, signed tokens (a forged one is 404, never a redirect)."""
+as stored (API and SMTP submissions), the public endpoints, signed tokens (a forged one is 404, never a redirect)."""
 import email
+import email.message
 import email.policy
 import re
+import smtplib
 import sqlite3
 import urllib.parse
 
@@ -102,3 +104,36 @@ def test_domain_tracking_is_the_default(posthorn_factory, dns):
                      body={"from": f"a@{SENDER}", "to": "u@example.net", "subject": "t",
                            "html": HTML, "tracking": {"open": False}}).json()["id"]
     assert "/t/o/" not in stored_parts(ph, off)[1], "the request's setting wins"
+
+
+def test_smtp_submitted_html_is_tracked_when_its_headers_ask(posthorn_factory, dns):
+    ph, key, _ = setup_sender(posthorn_factory, dns,
+                              POSTHORN_SMTP_ALLOW_AUTH_WITHOUT_TLS="true")
+    ids = []
+    for track in ("true", None):
+        m = email.message.EmailMessage()
+        m["From"], m["To"], m["Subject"] = f"a@{SENDER}", "u@example.net", f"smtp {track}"
+        if track:
+            m["X-Track-Opens"], m["X-Track-Clicks"] = track, track
+        m.set_content("Plain https://shop.example/item stays.\n")
+        m.add_alternative(HTML, subtype="html", charset="utf-8")
+        with smtplib.SMTP("127.0.0.1", ph.submission_port, timeout=10) as s:
+            s.login(key, key)
+            s.send_message(m)
+        listed = ph.get(f"/v1/email?search=smtp%20{track}", key=key).json()["data"]
+        assert len(listed) == 1
+        ids.append(listed[0]["id"])
+
+    text, html = stored_parts(ph, ids[0])
+    assert "https://shop.example/item stays." in text, "the text part is left alone"
+    assert len(re.findall(r'<img src="http://127\.0\.0\.1:1/t/o/[^"]+"', html)) == 1
+    links = re.findall(r'href="(http://127\.0\.0\.1:1/t/c/[^"]+)"', html)
+    assert len(links) == 1 and 'href="mailto:help@example.com"' in html
+    c = ph.get(path_of(links[0]))
+    assert c.status == 302 and c.headers["location"] == "https://shop.example/item?id=7&ref=mail"
+    db = sqlite3.connect(ph.db_path)
+    (raw,) = db.execute("SELECT raw FROM email_bodies WHERE email_id = ?", (ids[0],)).fetchone()
+    assert b"X-Track-" not in raw, "the tracking headers are removed"
+
+    _, untracked = stored_parts(ph, ids[1])
+    assert "/t/" not in untracked and 'href="https://shop.example/item?id=7&amp;ref=mail"' in untracked
