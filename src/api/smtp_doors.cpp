@@ -67,6 +67,7 @@ class Submission final : public smtp::SessionHandler {
         if (!key || !crypto::equal_ct(key->hash, hash) || key->revoked_at)
             co_return reply(535, "5.7.8 Authentication credentials invalid");
         account_ = key->account_id;
+        key_hash_ = std::move(hash);
         co_return reply(235, "2.7.0 Authentication successful");
     }
 
@@ -174,6 +175,16 @@ class Submission final : public smtp::SessionHandler {
 
     asio::awaitable<std::optional<Reply>> check_domain(std::string domain) {
         if (account_.empty()) co_return reply(530, "5.7.0 Authentication required");
+        // The key is checked again for every transaction: one revoked meanwhile stops the
+        // session's sending at once, as the next HTTP request would be refused.
+        auto hash = key_hash_;
+        auto key = co_await deps_.store.find_api_key(std::move(hash));
+        if (!key && key.error() != store::errc::not_found)
+            co_return reply(451, "4.3.0 Temporary failure, try again");
+        if (!key || key->revoked_at) {
+            account_.clear();
+            co_return reply(530, "5.7.0 The API key was revoked; authenticate again");
+        }
         auto account = account_;
         auto d = co_await deps_.store.find_domain_by_name(std::move(account), domain);
         if (!d && d.error() != store::errc::not_found)
@@ -188,6 +199,7 @@ class Submission final : public smtp::SessionHandler {
     const Deps& deps_;
     std::string ip_;
     std::string account_;
+    std::string key_hash_;
     std::size_t rcpts_ = 0;
 };
 
@@ -206,6 +218,9 @@ class Inbound final : public smtp::SessionHandler {
     }
 
     asio::awaitable<Reply> on_rcpt_to(std::string address) override {
+        // RFC 5321 §4.5.1: "postmaster" alone is this server's postmaster, which is
+        // postmaster@<smtp.hostname> — received like any address of a domain that takes mail.
+        if (lower(address) == "postmaster") address = "postmaster@" + lower(deps_.smtp_hostname);
         auto m = mail::parse_mailbox(address);
         if (!std::holds_alternative<mail::Mailbox>(m))
             co_return reply(501, "5.1.3 Bad recipient address syntax");

@@ -120,8 +120,9 @@ namespace {
 // complete commands waiting (RFC 2920: a pipelining client sends several at once).
 class Session {
   public:
-    Session(Conn& c, const ServerOptions& o, SessionHandler& h, std::string ip)
-        : conn_(c), opt_(o), handler_(h), ip_(std::move(ip)) {}
+    Session(Conn& c, const ServerOptions& o, SessionHandler& h, std::string ip,
+            const std::atomic<bool>& stopping)
+        : conn_(c), opt_(o), handler_(h), ip_(std::move(ip)), stopping_(stopping) {}
 
     asio::awaitable<void> run() {
         queue(reply(220, opt_.hostname + " ESMTP posthorn"));
@@ -157,6 +158,7 @@ class Session {
     // More bytes into in_; false when the peer is gone or idle too long.
     asio::awaitable<bool> fill() {
         if (!co_await flush()) co_return false;
+        if (stopping_) co_return co_await shutting_down();
         std::array<char, 16384> chunk{};
         tcp().expires_after(opt_.idle_timeout);
         conn_.busy = false;
@@ -174,9 +176,17 @@ class Session {
             co_await flush();
             co_return false;
         }
+        if (ec == asio::error::operation_aborted && stopping_) co_return co_await shutting_down();
         if (ec) co_return false;
         in_.append(chunk.data(), n);
         co_return true;
+    }
+
+    // The server is stopping: say so (RFC 5321 §3.8) and end the session.
+    asio::awaitable<bool> shutting_down() {
+        queue(reply(421, "4.3.2 " + opt_.hostname + " shutting down, try again later"));
+        co_await flush();
+        co_return false;
     }
 
     // The next command line, without CRLF. Overlong lines are answered and skipped.
@@ -465,6 +475,7 @@ class Session {
                 co_return true;
             }
             auto r = co_await handler_.on_mail_from(p->path, size);
+            if (r.code == 530) authed_ = false;  // the handler withdrew the authentication
             if (r.positive()) {
                 in_tx_ = true;
                 mail_from_ = p->path;
@@ -513,6 +524,7 @@ class Session {
     std::string ip_;
     std::string in_, out_;
     bool tls_ = false, hello_ = false, authed_ = false, in_tx_ = false, skipping_ = false;
+    const std::atomic<bool>& stopping_;
     int bad_ = 0;
     std::string helo_, mail_from_;
     std::vector<std::string> rcpts_;
@@ -525,7 +537,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
     const auto peer = conn->stream.next_layer().socket().remote_endpoint(ec);
     const std::string ip = ec ? std::string() : peer.address().to_string();
     auto handler = factory(ip);
-    Session s(*conn, options, *handler, ip);
+    Session s(*conn, options, *handler, ip, stopping);
     co_await s.run();
     conn->stream.next_layer().socket().shutdown(tcp::socket::shutdown_both, ec);
     conn->stream.next_layer().close();

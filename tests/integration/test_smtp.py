@@ -405,3 +405,47 @@ def test_data_over_the_size_limit_is_refused_without_storing(posthorn_factory, d
         assert code == 552 and b"5.3.4" in msg
         assert s.noop()[0] == 250, "the session goes on"
     assert ph.get("/v1/emails/inbound", key=key).json()["pagination"]["total"] == 0
+
+
+def test_a_key_revoked_during_a_session_stops_its_sending(world):
+    ph, _, _ = world
+    key_id, key = ph.create_key("acme")
+    with smtplib.SMTP("127.0.0.1", ph.submission_port, timeout=10) as s:
+        s.ehlo("client.test")
+        s.starttls(context=tls_context())
+        s.ehlo("client.test")
+        s.login(key, key)
+        assert s.mail(f"hello@{SENDER}")[0] == 250
+        s.rset()
+        ph.cli("key", "revoke", key_id)
+        code, msg = s.mail(f"hello@{SENDER}")
+        assert code == 530 and b"revoked" in msg
+        # The session may authenticate again, with a valid key only.
+        with pytest.raises(smtplib.SMTPAuthenticationError):
+            s.login(key, key)
+
+
+def test_rcpt_postmaster_without_a_domain_is_an_address(world):
+    ph, _, _ = world
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=10) as s:
+        s.ehlo("client.test")
+        s.mail("someone@elsewhere.example")
+        code, msg = s.rcpt("postmaster")
+        # postmaster@posthorn.test: not a domain that takes mail here (not a syntax error).
+        assert code == 550 and b"posthorn.test" in msg
+
+
+def test_open_sessions_are_told_at_shutdown(world):
+    ph, _, _ = world
+    with socket.create_connection(("127.0.0.1", ph.inbound_port), timeout=10) as s:
+        assert s.recv(4096).startswith(b"220")
+        s.sendall(b"EHLO client.test\r\n")
+        assert b"250 " in s.recv(4096)
+        assert ph.stop() == 0
+        said = b""
+        try:
+            while chunk := s.recv(4096):
+                said += chunk
+        except ConnectionResetError:
+            pass
+        assert said.startswith(b"421 4.3.2"), said
