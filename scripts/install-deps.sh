@@ -27,11 +27,12 @@ for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
   [[ "$status" == "installed" ]] || missing+=("$p")
 done
-# Node test clients (nodemailer) from the npm registry, into tests/node/node_modules.
+# Node test clients (nodemailer, standardwebhooks) from the npm registry, into
+# tests/node/node_modules; installed when any of them is missing.
 install_node_clients() {
   local dir
   dir="$(cd "$(dirname "$0")/.." && pwd)/tests/node"
-  [[ -d "$dir/node_modules/nodemailer" ]] && return 0
+  [[ -d "$dir/node_modules/nodemailer" && -d "$dir/node_modules/standardwebhooks" ]] && return 0
   command -v npm >/dev/null 2>&1 || return 0
   echo "install-deps: installing the node test clients (npm)"
   npm install --prefix "$dir" --no-package-lock --no-audit --no-fund --loglevel=error >/dev/null

@@ -7,6 +7,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from support.dnsmasq import Dnsmasq  # noqa: E402
 from support.posthorn import Posthorn  # noqa: E402
+from support.webhook_receiver import WebhookReceiver  # noqa: E402
 
 
 @pytest.fixture
@@ -40,3 +41,20 @@ def dns(tmp_path):
     d.start()
     yield d
     d.stop()
+
+
+@pytest.fixture
+def webhook_receiver():
+    """Makes HTTP webhook receivers on free loopback ports (support/webhook_receiver.py):
+    webhook_receiver([500, 200]) answers 500, then 200 for ever; listen=False binds the port
+    but refuses connections until .start(). Stops them all."""
+    made = []
+
+    def make(statuses=(200,), listen=True, path="/hook"):
+        r = WebhookReceiver(statuses, path=path)
+        made.append(r)
+        return r.start() if listen else r
+
+    yield make
+    for r in made:
+        r.stop()
