@@ -136,6 +136,36 @@ TEST_F(SqliteStoreTest, EventsFanOutToSubscribedWebhooks) {
     EXPECT_EQ(run(store_->delete_webhook(acc.id, wanted.id)).error(), errc::not_found);
 }
 
+// Every delivery of a batch gets its lease (a statement reused in a loop must be reset).
+TEST_F(SqliteStoreTest, EveryClaimedDeliveryIsLeased) {
+    auto acc = make_account("acme");
+    Domain d{.id = new_id("dom_", 1), .account_id = acc.id, .name = "a.example", .token = "t"};
+    ASSERT_TRUE(run(store_->create_domain(d, {})));
+    ASSERT_TRUE(run(store_->create_webhook({.id = new_id("wh_", 2),
+                                            .account_id = acc.id,
+                                            .url = "https://hooks.example/",
+                                            .events = {"domain.verified", "domain.failed"},
+                                            .secret = "k",
+                                            .created_at = 2,
+                                            .updated_at = 2})));
+    for (int i = 0; i < 3; ++i) {
+        DomainCheck check{.account_id = acc.id,
+                          .domain_id = d.id,
+                          .status = i % 2 ? "FAILED" : "VERIFIED",
+                          .checked_at = 10 + i,
+                          .event = Event{.id = new_id("evt_", 10 + i),
+                                         .account_id = acc.id,
+                                         .type = i % 2 ? "domain.failed" : "domain.verified",
+                                         .data_json = "{}",
+                                         .created_at = 10 + i}};
+        ASSERT_TRUE(run(store_->record_domain_check(check)));
+    }
+    EXPECT_EQ(run(store_->claim_webhook_deliveries(100, 10, "n1", 1000))->size(), 3u);
+    EXPECT_TRUE(run(store_->claim_webhook_deliveries(200, 10, "n1", 1000))->empty());
+    EXPECT_EQ(*run(store_->release_webhook_leases("")), 3);
+    EXPECT_EQ(run(store_->claim_webhook_deliveries(200, 10, "n1", 1000))->size(), 3u);
+}
+
 TEST_F(SqliteStoreTest, AccountNamesAreUnique) {
     make_account("acme");
     auto again = run(store_->create_account({.id = new_id("acc_", 1), .name = "acme"}));

@@ -55,8 +55,12 @@ Result<void> Stmt::run() {
     for (;;) {
         auto r = step();
         if (!r) return r.error();
-        if (!*r) return {};
+        if (!*r) break;
     }
+    // Ready to be bound and run again (binding a statement that ran to its end without a
+    // reset fails with SQLITE_MISUSE, and the next step would repeat the old values).
+    sqlite3_reset(s_);
+    return {};
 }
 
 std::string Stmt::text(int col) const {

@@ -49,7 +49,7 @@ class Stmt {
 
     // true: a row is ready; false: done. Errors map through to_error().
     Result<bool> step();
-    // Steps to the end, for statements that return no rows.
+    // Steps to the end, for statements that return no rows, then resets (bind and run again).
     Result<void> run();
 
     std::int64_t int64(int col) const { return sqlite3_column_int64(s_, col); }
