@@ -8,6 +8,7 @@
 #include "crypto/keys.hpp"
 #include "crypto/tls.hpp"
 #include "mail/dkim.hpp"
+#include "smtp/errors.hpp"
 
 namespace posthorn::delivery {
 
@@ -178,6 +179,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vecto
     std::unique_ptr<smtp::Client> client;
     std::optional<Outcome> no_session;  // why there is no session, for the jobs left
     std::size_t next_target = 0;
+    bool retry_plain = false;  // the next open is the plain-text retry of a failed handshake
     while (auto next = next_job(domain)) {
         InHand busy(in_hand);
         auto& job = *next;
@@ -192,15 +194,20 @@ asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vecto
         }
         // Open a session, trying the targets in order, unless one is open already.
         while (!client && !no_session) {
-            if (next_target >= targets.size()) {
+            // Opportunistic TLS whose handshake failed: the same server once more, in
+            // plain text (RFC 3207 §4.1 lets the client decide; a broken TLS stack on the
+            // remote side must not keep the mail from going).
+            const bool plain_retry = retry_plain;
+            retry_plain = false;
+            if (!plain_retry && next_target >= targets.size()) {
                 no_session = Outcome{Disposition::transient, "no server could be reached"};
                 break;
             }
-            const auto& t = targets[next_target++];
+            const auto& t = plain_retry ? targets[next_target - 1] : targets[next_target++];
             smtp::ClientOptions co{.helo_name = options.hostname,
                                    .connect_timeout = options.connect_timeout,
                                    .command_timeout = options.command_timeout,
-                                   .tls = options.tls,
+                                   .tls = plain_retry ? smtp::TlsMode::off : options.tls,
                                    .tls_context = tls_context,
                                    .server_name = t.host};
             auto c = std::make_unique<smtp::Client>(ex, std::move(co));
@@ -211,11 +218,17 @@ asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vecto
             ++counters.sessions;
             if (!opened) {
                 ++counters.connect_failures;
-                auto why = classify_error(opened.error(), where);
-                if (why.disposition == Disposition::failed)
-                    no_session = why;
-                else if (next_target >= targets.size())
-                    no_session = why;
+                if (opened.error() == smtp::errc::tls_failed &&
+                    options.tls == smtp::TlsMode::opportunistic && !plain_retry) {
+                    log::info("delivery: TLS handshake with {} failed; once more in plain text",
+                              where);
+                    retry_plain = true;
+                    continue;
+                }
+                // Any other failure, TLS required but not offered included: the next
+                // server (MX) may do better; when none is left, this is the outcome.
+                if (next_target >= targets.size())
+                    no_session = classify_error(opened.error(), where);
                 continue;
             }
             if (!opened->positive()) {
@@ -361,7 +374,19 @@ asio::awaitable<void> QueueManager::Impl::run() {
                 if (auto r = co_await store.apply_delivery(std::move(rep)); !r)
                     log::error("delivery: recording blocked recipients: {}", r.error().message());
             }
-            for (auto& [domain, job] : jobs) by_domain[domain].push_back(std::move(job));
+            // RFC 5321 §4.5.3.1.8: a server need take no more than 100 recipients in one
+            // transaction, so an email's recipients at one destination go in chunks.
+            const auto cap =
+                static_cast<std::size_t>(std::max(1, options.max_rcpt_per_transaction));
+            for (auto& [domain, job] : jobs) {
+                for (std::size_t i = 0; i < job.recipients.size(); i += cap) {
+                    const auto end = std::min(job.recipients.size(), i + cap);
+                    Job chunk{.email = job.email,
+                              .recipients = {job.recipients.begin() + static_cast<long>(i),
+                                             job.recipients.begin() + static_cast<long>(end)}};
+                    by_domain[domain].push_back(std::move(chunk));
+                }
+            }
         }
         for (auto& [domain, jobs] : by_domain) {
             backlog += jobs.size();

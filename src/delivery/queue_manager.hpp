@@ -35,6 +35,7 @@ struct Options {
     int max_connections = 64;            // sessions open at once, in all
     int max_connections_per_domain = 8;  // sessions open at once to one destination
     int batch = 512;                     // recipients claimed at a time
+    int max_rcpt_per_transaction = 100;  // RFC 5321 §4.5.3.1.8's minimum a server must take
     std::chrono::minutes lease{10};
     std::string master_key;  // unseals the DKIM keys
     std::string node_id = "local";

@@ -1,6 +1,8 @@
 """The delivery engine against scriptable recipient servers (python3-aiosmtpd) found through
 MX records served by dnsmasq: DESIGN §3 and §7, with DKIM checked by python3-dkim."""
+import ssl
 import time
+import warnings
 
 import dkim
 import pytest
@@ -22,7 +24,7 @@ def world(tmp_path, posthorn_factory):
     port = free_port()
     hosts = {"accept": "127.0.0.2", "defer": "127.0.0.3", "refuse": "127.0.0.4",
              "slow": "127.0.0.5", "tls": "127.0.0.6", "other": "127.0.0.7", "bare": "127.0.0.8",
-             "down": "127.0.0.9"}
+             "down": "127.0.0.9", "badtls": "127.0.0.10"}
     for name, ip in hosts.items():
         if name == "bare":
             continue
@@ -30,6 +32,9 @@ def world(tmp_path, posthorn_factory):
         dns.host(f"mx.{name}.example.net", ip)
     dns.host("bare.example.net", hosts["bare"])       # no MX: the A record is the MX
     dns.lines.append("mx-host=nullmx.example.net,.,0")  # RFC 7505 null MX
+    # Two MX: the preferred one without STARTTLS, the other with it.
+    dns.mx("twomx.example.net", "mx.accept.example.net", 10)
+    dns.mx("twomx.example.net", "mx.tls.example.net", 20)
     dns.start()
     sinks = []
 
@@ -223,6 +228,44 @@ def test_tls_required_fails_where_it_is_not_offered(world):
     assert "TLS" in e["recipients"][0]["last_response"]
     ok = wait_status(ph, key, send(ph, key, "b@tls.example.net"))
     assert ok["status"] == "DELIVERED" and sink_tls.wait_messages(1)[0].tls
+
+
+def test_tls_required_goes_on_to_the_next_mx(world):
+    plain = world.sink("accept")
+    sink_tls = world.sink("tls", tls=True)
+    ph, key = world.server(POSTHORN_DELIVERY_TLS="required")
+    e = wait_status(ph, key, send(ph, key, "c@twomx.example.net"))
+    assert e["status"] == "DELIVERED", e
+    assert sink_tls.wait_messages(1)[0].tls
+    assert plain.messages == [], "the MX without STARTTLS got nothing"
+
+
+def test_a_failed_tls_handshake_is_retried_in_plain_text(world):
+    ctx = self_signed(world.tmp, "mx.badtls.example.net")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ctx.maximum_version = ssl.TLSVersion.TLSv1  # nothing our client will speak
+    bad = SmtpSink(world.hosts["badtls"], world.port, None, ctx).start()
+    try:
+        ph, key = world.server()
+        e = wait_status(ph, key, send(ph, key, "d@badtls.example.net"))
+        assert e["status"] == "DELIVERED", e
+        (m,) = bad.wait_messages(1)
+        assert not m.tls
+        assert "TLS handshake with mx.badtls.example.net" in ph.output()
+    finally:
+        bad.stop()
+
+
+def test_many_recipients_go_in_transactions_of_at_most_100(world):
+    sink = world.sink("accept")
+    ph, key = world.server()
+    rcpts = [f"r{i:03}@accept.example.net" for i in range(230)]
+    e = wait_status(ph, key, send(ph, key, rcpts[:1], bcc=rcpts[1:]), timeout=60)
+    assert e["status"] == "DELIVERED", e
+    got = sink.wait_messages(3)
+    assert sorted(len(m.rcpt_tos) for m in got) == [30, 100, 100]
+    assert sorted(r for m in got for r in m.rcpt_tos) == rcpts
 
 
 def test_one_email_to_two_domains(world):
