@@ -185,13 +185,6 @@ asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vecto
         auto& job = *next;
         --backlog;
         std::vector<Outcome> outcomes(job.recipients.size());
-        auto message = co_await signed_message(*job.email);
-        if (!message) {
-            for (auto& o : outcomes)
-                o = {Disposition::transient, "the message could not be DKIM-signed"};
-            co_await finish(job, outcomes);
-            continue;
-        }
         // Open a session, trying the targets in order, unless one is open already.
         while (!client && !no_session) {
             // Opportunistic TLS whose handshake failed: the same server once more, in
@@ -242,6 +235,15 @@ asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vecto
         }
         if (!client) {
             for (auto& o : outcomes) o = *no_session;
+            co_await finish(job, outcomes);
+            continue;
+        }
+        // Signed only now that a server is there to take it: the RSA signature is the
+        // costliest step, and a destination that cannot be reached should not pay it.
+        auto message = co_await signed_message(*job.email);
+        if (!message) {
+            for (auto& o : outcomes)
+                o = {Disposition::transient, "the message could not be DKIM-signed"};
             co_await finish(job, outcomes);
             continue;
         }
