@@ -8,12 +8,13 @@
 # updates its own section of bench/RESULTS.md.
 #
 #   bench/run.sh                 every benchmark
-#   bench/run.sh send_emails     only the named ones (http_logs, send_emails, delivery)
+#   bench/run.sh send_emails     only the named ones (http_logs, send_emails, delivery,
+#                                smtp_accept)
 #   ROUNDS=5 bench/run.sh        options are passed through the environment (see each script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(http_logs send_emails delivery)
+all=(http_logs send_emails delivery smtp_accept)
 selected=("$@")
 [[ ${#selected[@]} -gt 0 ]] || selected=("${all[@]}")
 

@@ -1,5 +1,7 @@
 #include "store/sqlite/detail/db.hpp"
 
+#include <mutex>
+
 #include "core/log.hpp"
 #include "store/errors.hpp"
 
@@ -73,6 +75,10 @@ std::string Stmt::text(int col) const {
 }
 
 Result<Db> Db::open(const std::string& path, bool create) {
+    // No memory statistics: with them every allocation of every connection takes one
+    // global mutex. Must come before SQLite initialises itself (at the first open).
+    static std::once_flag configured;
+    std::call_once(configured, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
     sqlite3* raw = nullptr;
     const int flags =
         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
