@@ -73,6 +73,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
     auto version = migrate(*wdb);
     if (!version) return version.error();
     if (options.readers == 0) options.readers = 1;
+    sqlite3* writer_handle = wdb->handle();
     auto impl = std::make_unique<Impl>(std::move(*wdb), options.readers);
     impl->version = *version;
     for (std::size_t i = 0; i < options.readers; ++i) {
@@ -81,6 +82,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
         (void)rdb->exec("PRAGMA query_only=ON");
         impl->reader_pool.add(std::move(*rdb));
     }
+    auto cdb = Db::open(options.path, false);
+    if (!cdb) return cdb.error();
+    impl->checkpointer = std::make_unique<detail::Checkpointer>(std::move(*cdb), writer_handle);
     impl->writer.start();
     return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(impl)));
 }
@@ -93,6 +97,7 @@ int SqliteStore::schema_version() const { return impl_->version; }
 
 void SqliteStore::close() {
     impl_->writer.stop();
+    impl_->checkpointer.reset();
     impl_->reader_threads.join();
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/blocking.hpp"
+#include "store/sqlite/detail/checkpointer.hpp"
 #include "store/sqlite/detail/db.hpp"
 #include "store/sqlite/detail/events.hpp"
 #include "store/sqlite/detail/writer.hpp"
@@ -74,6 +75,7 @@ struct SqliteStore::Impl {
     }
 
     detail::Writer writer;
+    std::unique_ptr<detail::Checkpointer> checkpointer;  // after the writer has stopped
     asio::thread_pool reader_threads;
     detail::ReaderPool reader_pool;
     int version = 0;

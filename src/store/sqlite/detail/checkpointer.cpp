@@ -1,0 +1,66 @@
+#include "store/sqlite/detail/checkpointer.hpp"
+
+#include <chrono>
+
+#include "core/log.hpp"
+
+namespace posthorn::store::sqlite::detail {
+
+Checkpointer::Checkpointer(Db db, sqlite3* writer, int threshold, int limit)
+    : db_(std::move(db)), threshold_(threshold), limit_(limit) {
+    sqlite3_wal_hook(writer, &Checkpointer::on_commit, this);
+    thread_ = std::thread([this] { loop(); });
+}
+
+Checkpointer::~Checkpointer() {
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+}
+
+int Checkpointer::on_commit(void* self, sqlite3*, const char*, int frames) {
+    auto* c = static_cast<Checkpointer*>(self);
+    bool wake = false;
+    {
+        std::lock_guard lock(c->mutex_);
+        wake = c->frames_ < c->threshold_ && frames >= c->threshold_;
+        c->frames_ = frames;
+    }
+    if (wake) c->cv_.notify_one();
+    return SQLITE_OK;
+}
+
+void Checkpointer::loop() {
+    std::unique_lock lock(mutex_);
+    bool behind = false;  // the last pass left frames that were written while it ran
+    for (;;) {
+        // Behind on a long WAL: soon again, so that the WAL can start over (it does when a
+        // writer finds every frame copied); else at the threshold, or once a second.
+        const auto wait = behind ? std::chrono::milliseconds(10) : std::chrono::milliseconds(1000);
+        cv_.wait_for(lock, wait, [this] { return stop_ || frames_ >= threshold_; });
+        if (stop_) return;
+        if (frames_ == 0 && !behind) continue;
+        frames_ = 0;
+        lock.unlock();
+        int log = 0, done = 0;
+        int rc = sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log,
+                                           &done);
+        if (rc == SQLITE_OK && log > limit_) {
+            // Passive checkpoints fell behind a writer that never pauses: copy everything
+            // and start the WAL over, waiting for the writer once (its busy timeout).
+            rc = sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_RESTART, &log,
+                                           &done);
+            log::info("store: WAL over {} frames: restart checkpoint ({} of {} frames)", limit_,
+                      done, log);
+        }
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+            log::warn("store: WAL checkpoint: {}", sqlite3_errmsg(db_.handle()));
+        behind = rc == SQLITE_OK && log >= threshold_ && done < log;
+        lock.lock();
+    }
+}
+
+}  // namespace posthorn::store::sqlite::detail
