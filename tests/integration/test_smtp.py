@@ -243,6 +243,19 @@ def test_hostile_input_gets_the_right_codes(world):
                              b"RCPT TO:<support@mail.example.com>\r\n", b"DATA\r\n",
                              b"Subject: x\r\n\r\nbare\nLF\r\n.\r\n"])
     assert b"550 5.6.0" in out, "bare LF is refused (SMTP smuggling)"
+    for bad in (b"bare\rCR\r\n", b"ends in CR\r", b"\nfirst\r\n"):
+        out = raw_session(port, [b"EHLO x\r\n", b"MAIL FROM:<a@b.org>\r\n",
+                                 b"RCPT TO:<support@mail.example.com>\r\n", b"DATA\r\n",
+                                 b"Subject: x\r\n\r\n" + bad + b"\r\n.\r\n"])
+        assert b"550 5.6.0" in out, bad
+    # Dot-stuffed lines come back with one dot less, and nothing else changes.
+    out = raw_session(port, [b"EHLO x\r\n", b"MAIL FROM:<a@b.org>\r\n",
+                             b"RCPT TO:<dots@mail.example.com>\r\n", b"DATA\r\n",
+                             b"Subject: dots\r\n\r\n..one\r\n...two\r\nmid.dle\r\n..\r\n.\r\n"])
+    assert b"250 2.0.0" in out, out
+    listed = ph.get("/v1/emails/inbound?search=dots", key=key).json()["data"]
+    got = ph.get(f"/v1/emails/inbound/{listed[0]['id']}", key=key).json()
+    assert got["text"].replace("\r\n", "\n") == ".one\n..two\nmid.dle\n.\n", got["text"]
     out = raw_session(port, [b"EHLO x\r\n", b"MAIL FROM:<a@b.org> SIZE=999999999999\r\n"])
     assert b"552 5.3.4" in out
     out = raw_session(port, [b"\x00\xff\xfe garbage\r\n"] * 12)
