@@ -181,7 +181,6 @@ asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vecto
     std::size_t next_target = 0;
     bool retry_plain = false;  // the next open is the plain-text retry of a failed handshake
     while (auto next = next_job(domain)) {
-        InHand busy(in_hand);
         auto& job = *next;
         --backlog;
         std::vector<Outcome> outcomes(job.recipients.size());
@@ -233,6 +232,10 @@ asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vecto
             }
             client = std::move(c);
         }
+        if (stopping) break;  // the job keeps its lease; the next start lifts it
+        // From here to its recorded outcome the job is in hand: shutdown waits for it (a
+        // session still connecting is not waited for; nothing has been sent yet).
+        InHand busy(in_hand);
         if (!client) {
             for (auto& o : outcomes) o = *no_session;
             co_await finish(job, outcomes);
