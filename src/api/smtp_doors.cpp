@@ -233,7 +233,10 @@ class Inbound final : public smtp::SessionHandler {
             if (!email && email.error() != store::errc::not_found)
                 co_return reply(451, "4.3.0 Temporary failure, try again");
             if (!email) co_return reply(550, "5.1.1 No such bounce address");
-            report_for_ = std::move(*email);
+            // Several bounce addresses in one transaction: the report is about each email.
+            if (std::none_of(report_for_.begin(), report_for_.end(),
+                             [&](const store::Email& e) { return e.id == email->id; }))
+                report_for_.push_back(std::move(*email));
             co_return reply(250, "2.1.5 Recipient OK");
         }
         auto domain = box.domain;
@@ -247,7 +250,7 @@ class Inbound final : public smtp::SessionHandler {
     }
 
     asio::awaitable<Reply> on_message(smtp::ReceivedMessage msg) override {
-        if (report_for_) {
+        if (!report_for_.empty()) {
             auto r = co_await apply_report(msg.data);
             if (targets_.empty()) co_return r;
         }
@@ -311,7 +314,7 @@ class Inbound final : public smtp::SessionHandler {
 
     void on_reset() override {
         targets_.clear();
-        report_for_.reset();
+        report_for_.clear();
     }
 
   private:
@@ -322,7 +325,15 @@ class Inbound final : public smtp::SessionHandler {
         auto parse = [raw = std::move(raw)] { return mail::parse_report(raw); };
         auto pool = deps_.blocking;
         const auto report = co_await core::run_blocking(std::move(pool), std::move(parse));
-        const auto& email = *report_for_;
+        for (const auto& email : report_for_) {
+            if (!co_await apply_report_to(report, email))
+                co_return reply(451, "4.3.0 Temporary failure, try again");
+        }
+        co_return reply(250, "2.0.0 Ok: report taken");
+    }
+
+    // Applies a parsed report to one email; false when the store could not record it.
+    asio::awaitable<bool> apply_report_to(const mail::Report& report, const store::Email& email) {
         store::DeliveryReport rep{
             .email_id = email.id, .account_id = email.account_id, .at = deps_.clock.now_ms()};
         auto recipient = [&](const std::string& address) -> const store::Recipient* {
@@ -363,16 +374,16 @@ class Inbound final : public smtp::SessionHandler {
         if (!rep.outcomes.empty() || rep.complaint) {
             if (auto r = co_await deps_.store.apply_delivery(std::move(rep)); !r) {
                 log::error("report for {}: {}", email.id, r.error().message());
-                co_return reply(451, "4.3.0 Temporary failure, try again");
+                co_return false;
             }
         }
-        co_return reply(250, "2.0.0 Ok: report taken");
+        co_return true;
     }
 
     const Deps& deps_;
     std::string ip_;
     std::vector<std::pair<std::string, std::vector<store::Domain>>> targets_;
-    std::optional<store::Email> report_for_;
+    std::vector<store::Email> report_for_;  // the emails whose bounce addresses were given
 };
 
 }  // namespace

@@ -362,6 +362,18 @@ def test_bounce_and_complaint_reports(world):
                                       "ORDER BY id", (em, em3))]
     assert "email.bounced" in types and "email.complained" in types
 
+    # One report to two bounce addresses (one transaction) is about both emails.
+    ea, ba = send_and_deliver("x1@sink.example.net")
+    eb, bb = send_and_deliver("x2@sink.example.net")
+    both = DSN.format(rcpt=ba, failed="x1@sink.example.net").replace(
+        "--b--\r\n",
+        "\r\nFinal-Recipient: rfc822; x2@sink.example.net\r\nAction: failed\r\n"
+        "Status: 5.1.1\r\n--b--\r\n")
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=10) as s:
+        s.sendmail("", [ba, bb], both)
+    for em_id in (ea, eb):
+        assert ph.get(f"/v1/emails/{em_id}", key=key).json()["status"] == "BOUNCED", em_id
+
     # An unknown bounce token is refused.
     with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=10) as s:
         s.ehlo("x")
