@@ -370,7 +370,7 @@ def test_bounce_and_complaint_reports(world):
         "\r\nFinal-Recipient: rfc822; x2@sink.example.net\r\nAction: failed\r\n"
         "Status: 5.1.1\r\n--b--\r\n")
     with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=10) as s:
-        s.sendmail("", [ba, bb], both)
+        assert s.sendmail("", [ba, bb], both) == {}, "both bounce addresses accepted"
     for em_id in (ea, eb):
         assert ph.get(f"/v1/emails/{em_id}", key=key).json()["status"] == "BOUNCED", em_id
 
