@@ -10,6 +10,7 @@
 #include "core/blocking.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
+#include "core/text.hpp"
 #include "crypto/keys.hpp"
 #include "dns/errors.hpp"
 #include "mail/domain_name.hpp"
@@ -25,11 +26,6 @@ namespace {
 constexpr std::array<std::string_view, 2> kSelectors = {"ph1", "ph2"};
 constexpr int kRsaBits = 2048;
 constexpr std::string_view kTokenAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 std::string strip_dot(std::string s) {
     if (!s.empty() && s.back() == '.') s.pop_back();
@@ -126,12 +122,13 @@ struct Lookup {
 };
 
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
-    return s.size() >= prefix.size() && lower(std::string(s.substr(0, prefix.size()))) == prefix;
+    return s.size() >= prefix.size() &&
+           core::ascii_lower(std::string(s.substr(0, prefix.size()))) == prefix;
 }
 
 bool spf_includes(std::string_view spf, const std::string& include) {
-    const auto want = "include:" + lower(include);
-    std::string text = lower(std::string(spf));
+    const auto want = "include:" + core::ascii_lower(include);
+    std::string text = core::ascii_lower(std::string(spf));
     std::size_t pos = 0;
     while (pos < text.size()) {
         const auto end = text.find_first_of(" \t", pos);
@@ -162,7 +159,7 @@ asio::awaitable<Lookup> check_cname(dns::Resolver& dns, std::string host, std::s
     Lookup l{.check = Check::mismatch};
     for (auto& t : *r) {
         l.found.emplace_back(t);
-        if (lower(strip_dot(t)) == lower(want)) l.check = Check::verified;
+        if (core::ascii_lower(strip_dot(t)) == core::ascii_lower(want)) l.check = Check::verified;
     }
     co_return l;
 }
@@ -194,7 +191,8 @@ asio::awaitable<Lookup> check_mx(dns::Resolver& dns, std::string host, std::stri
     Lookup l{.check = Check::mismatch};
     for (auto& mx : *r) {
         l.found.emplace_back(mx.host);
-        if (lower(strip_dot(mx.host)) == lower(want)) l.check = Check::verified;
+        if (core::ascii_lower(strip_dot(mx.host)) == core::ascii_lower(want))
+            l.check = Check::verified;
     }
     co_return l;
 }

@@ -10,6 +10,7 @@
 #include "core/blocking.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
+#include "core/text.hpp"
 #include "crypto/hash.hpp"
 #include "mail/address.hpp"
 #include "mail/parse.hpp"
@@ -24,14 +25,9 @@ namespace {
 
 Reply reply(int code, std::string text) { return Reply{code, {std::move(text)}}; }
 
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
 std::optional<std::string> header(const mail::ParsedMessage& m, std::string_view name) {
     for (const auto& [k, v] : m.headers)
-        if (lower(k) == lower(std::string(name))) return v;
+        if (core::ascii_lower(k) == core::ascii_lower(std::string(name))) return v;
     return std::nullopt;
 }
 
@@ -107,7 +103,7 @@ class Submission final : public smtp::SessionHandler {
         std::vector<mail::Mailbox> to, cc, bcc;
         auto in = [](const std::vector<mail::Mailbox>& list, const std::string& a) {
             return std::any_of(list.begin(), list.end(), [&](const mail::Mailbox& m) {
-                return lower(m.address()) == lower(a);
+                return core::ascii_lower(m.address()) == core::ascii_lower(a);
             });
         };
         for (const auto& r : msg.rcpt_to) {
@@ -131,7 +127,7 @@ class Submission final : public smtp::SessionHandler {
             auto v = header(parsed, name);
             if (!v) return std::nullopt;
             // INTERFACE: the headers are "set to the text true".
-            std::string t = lower(*v);
+            std::string t = core::ascii_lower(*v);
             t.erase(0, t.find_first_not_of(" \t"));
             t.erase(t.find_last_not_of(" \t\r\n") + 1);
             return t == "true";
@@ -220,14 +216,16 @@ class Inbound final : public smtp::SessionHandler {
     asio::awaitable<Reply> on_rcpt_to(std::string address) override {
         // RFC 5321 §4.5.1: "postmaster" alone is this server's postmaster, which is
         // postmaster@<smtp.hostname> — received like any address of a domain that takes mail.
-        if (lower(address) == "postmaster") address = "postmaster@" + lower(deps_.smtp_hostname);
+        if (core::ascii_lower(address) == "postmaster")
+            address = "postmaster@" + core::ascii_lower(deps_.smtp_hostname);
         auto m = mail::parse_mailbox(address);
         if (!std::holds_alternative<mail::Mailbox>(m))
             co_return reply(501, "5.1.3 Bad recipient address syntax");
         auto box = std::get<mail::Mailbox>(std::move(m));
         // bounces+<token>@<smtp.hostname>: a report about an email we sent (DESIGN §7).
         constexpr std::string_view kBounce = "bounces+";
-        if (box.domain == lower(deps_.smtp_hostname) && box.local.rfind(kBounce, 0) == 0) {
+        if (box.domain == core::ascii_lower(deps_.smtp_hostname) &&
+            box.local.rfind(kBounce, 0) == 0) {
             auto token = box.local.substr(kBounce.size());
             auto email = co_await deps_.store.find_email_by_return_token(std::move(token));
             if (!email && email.error() != store::errc::not_found)
@@ -259,7 +257,7 @@ class Inbound final : public smtp::SessionHandler {
         const auto now = deps_.clock.now_ms();
         auto addrs = [](const std::vector<mail::ParsedAddress>& list) {
             json::array a;
-            for (const auto& x : list) a.emplace_back(lower(x.address));
+            for (const auto& x : list) a.emplace_back(core::ascii_lower(x.address));
             return a;
         };
         const auto to = addrs(parsed.to), cc = addrs(parsed.cc);
@@ -271,7 +269,7 @@ class Inbound final : public smtp::SessionHandler {
         std::string first_id;
         for (const auto& [address, owners] : targets_) {
             json::array bcc;
-            const auto a = lower(address);
+            const auto a = core::ascii_lower(address);
             if (std::find(to.begin(), to.end(), json::value(a)) == to.end() &&
                 std::find(cc.begin(), cc.end(), json::value(a)) == cc.end())
                 bcc.emplace_back(a);
@@ -338,7 +336,7 @@ class Inbound final : public smtp::SessionHandler {
             .email_id = email.id, .account_id = email.account_id, .at = deps_.clock.now_ms()};
         auto recipient = [&](const std::string& address) -> const store::Recipient* {
             for (const auto& r : email.recipients)
-                if (lower(r.address) == address) return &r;
+                if (core::ascii_lower(r.address) == address) return &r;
             return nullptr;
         };
         if (report.kind == mail::Report::Kind::dsn) {
@@ -358,9 +356,9 @@ class Inbound final : public smtp::SessionHandler {
                    report.feedback_type != "not-spam") {  // RFC 6650: not-spam is no complaint
             rep.complaint = true;
             for (const auto& r : email.recipients) {
-                const bool named =
-                    std::any_of(report.recipients.begin(), report.recipients.end(),
-                                [&](const auto& rr) { return rr.address == lower(r.address); });
+                const bool named = std::any_of(
+                    report.recipients.begin(), report.recipients.end(),
+                    [&](const auto& rr) { return rr.address == core::ascii_lower(r.address); });
                 if (!named && !(report.recipients.empty() && r.type == "to")) continue;
                 rep.outcomes.push_back({.recipient_id = r.id,
                                         .address = r.address,

@@ -9,6 +9,7 @@
 
 #include "core/address.hpp"
 #include "core/id.hpp"
+#include "core/text.hpp"
 #include "crypto/keys.hpp"
 
 namespace posthorn::api {
@@ -31,12 +32,6 @@ json::object to_json(const store::Webhook& w) {
             {"created_at", format_iso8601(w.created_at)}};
 }
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 // The url, or the message of the 400.
 std::variant<std::string, std::string> parse_url(const json::value& v, bool allow_private) {
     using Err = std::variant<std::string, std::string>;
@@ -47,7 +42,7 @@ std::variant<std::string, std::string> parse_url(const json::value& v, bool allo
         return err("url is longer than " + std::to_string(kMaxUrl) + " characters");
     auto u = boost::urls::parse_absolute_uri(url);
     if (!u) return err("url is not an absolute URL");
-    const auto scheme = lower(u->scheme());
+    const auto scheme = core::ascii_lower(u->scheme());
     if (scheme != "http" && scheme != "https") return err("url must be http or https");
     if (!u->has_authority() || u->host_address().empty()) return err("url has no host");
     if (!allow_private && core::is_private_host(u->host_address()))

@@ -1,9 +1,10 @@
 #include "core/address.hpp"
 
 #include <array>
-#include <cctype>
 #include <cstdint>
 #include <string>
+
+#include "core/text.hpp"
 
 namespace posthorn::core {
 namespace {
@@ -57,8 +58,7 @@ bool is_private_address(const asio::ip::address& a) noexcept {
 bool is_private_host(std::string_view host) noexcept {
     if (host.size() > 2 && host.front() == '[' && host.back() == ']')
         host = host.substr(1, host.size() - 2);
-    std::string h(host);
-    for (auto& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string h = ascii_lower(host);
     while (!h.empty() && h.back() == '.') h.pop_back();
     if (h == "localhost" || (h.size() > 10 && h.ends_with(".localhost"))) return true;
     boost::system::error_code ec;

@@ -3,6 +3,7 @@
 #include <array>
 #include <vector>
 
+#include "core/text.hpp"
 #include "crypto/hash.hpp"
 #include "crypto/keys.hpp"
 
@@ -13,12 +14,6 @@ namespace {
 constexpr std::array<std::string_view, 9> kSigned = {"from",     "to",           "cc",
                                                      "subject",  "date",         "message-id",
                                                      "reply-to", "mime-version", "content-type"};
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 bool is_wsp(char c) { return c == ' ' || c == '\t'; }
 
@@ -56,7 +51,7 @@ void split_message(std::string_view msg, std::vector<Header>& headers, std::stri
 
 // RFC 6376 §3.4.2: lower-case name, unfold, collapse WSP runs to one space, trim around.
 std::string dkim_relaxed_header(std::string_view name, std::string_view value) {
-    std::string out = lower(name);
+    std::string out = core::ascii_lower(name);
     // trim trailing WSP of the name
     while (!out.empty() && is_wsp(out.back())) out.pop_back();
     out += ':';
@@ -127,7 +122,7 @@ Result<std::string> dkim_sign(std::string_view message, const DkimKey& key, Unix
     for (auto name : kSigned) {
         int count = 0;
         for (auto it = headers.rbegin(); it != headers.rend(); ++it) {
-            if (lower(it->name) != name) continue;
+            if (core::ascii_lower(it->name) != name) continue;
             canonical += dkim_relaxed_header(it->name, it->value) + "\r\n";
             h += (h.empty() ? "" : ":") + std::string(name);
             ++count;

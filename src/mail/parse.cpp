@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/text.hpp"
 #include "mail/detail/gmime.hpp"
 
 namespace posthorn::mail {
@@ -9,12 +10,6 @@ namespace posthorn::mail {
 using detail::GObj;
 
 namespace {
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 std::vector<ParsedAddress> addresses(InternetAddressList* list) {
     std::vector<ParsedAddress> out;
@@ -65,7 +60,7 @@ void visit(GMimeObject* /*parent*/, GMimeObject* part, gpointer data) {
     char* type = g_mime_content_type_get_mime_type(ct);
     a.filename = fn ? fn : "";
     a.content_id = cid ? cid : "";
-    a.content_type = type ? lower(type) : "application/octet-stream";
+    a.content_type = type ? core::ascii_lower(type) : "application/octet-stream";
     g_free(type);
     a.content = decoded_content(p);
     out->attachments.push_back(std::move(a));
@@ -156,9 +151,11 @@ std::string edit_headers(std::string_view raw, const std::vector<std::string>& r
         const bool continuation = line.front() == ' ' || line.front() == '\t';
         if (!continuation) {
             const auto colon = line.find(':');
-            const auto name = lower(line.substr(0, colon == std::string_view::npos ? 0 : colon));
-            dropping = std::any_of(remove.begin(), remove.end(),
-                                   [&](const std::string& r) { return lower(r) == name; });
+            const auto name =
+                core::ascii_lower(line.substr(0, colon == std::string_view::npos ? 0 : colon));
+            dropping = std::any_of(remove.begin(), remove.end(), [&](const std::string& r) {
+                return core::ascii_lower(r) == name;
+            });
         }
         if (!dropping) out.append(line);
         pos = next;

@@ -1,15 +1,10 @@
 #include "mail/report.hpp"
 
+#include "core/text.hpp"
 #include "mail/parse.hpp"
 
 namespace posthorn::mail {
 namespace {
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -24,7 +19,7 @@ std::string address_of(std::string_view value) {
     value = trim(value);
     if (!value.empty() && value.front() == '<') value.remove_prefix(1);
     if (!value.empty() && value.back() == '>') value.remove_suffix(1);
-    return lower(trim(value));
+    return core::ascii_lower(trim(value));
 }
 
 // Blocks of "Name: value" fields separated by blank lines (RFC 3464 §2.1, RFC 5965 §3.1).
@@ -40,7 +35,7 @@ std::vector<std::vector<std::pair<std::string, std::string>>> field_blocks(std::
         } else if ((line.front() == ' ' || line.front() == '\t') && !blocks.back().empty()) {
             blocks.back().back().second += " " + std::string(trim(line));
         } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
-            blocks.back().emplace_back(lower(trim(line.substr(0, colon))),
+            blocks.back().emplace_back(core::ascii_lower(trim(line.substr(0, colon))),
                                        std::string(trim(line.substr(colon + 1))));
         }
         if (eol == std::string_view::npos) break;
@@ -66,7 +61,7 @@ Report parse_report(std::string_view raw) {
                     else if (k == "original-recipient" && rr.address.empty())
                         rr.address = address_of(v);
                     else if (k == "action")
-                        rr.action = lower(trim(v));
+                        rr.action = core::ascii_lower(trim(v));
                     else if (k == "status")
                         rr.status = std::string(trim(v));
                     else if (k == "diagnostic-code")
@@ -80,7 +75,7 @@ Report parse_report(std::string_view raw) {
             r.kind = Report::Kind::arf;
             for (const auto& block : field_blocks(part.content))
                 for (const auto& [k, v] : block) {
-                    if (k == "feedback-type") r.feedback_type = lower(trim(v));
+                    if (k == "feedback-type") r.feedback_type = core::ascii_lower(trim(v));
                     if (k == "original-rcpt-to")
                         r.recipients.push_back({address_of(v), "", "", ""});
                 }

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/id.hpp"
+#include "core/text.hpp"
 #include "store/sqlite/detail/events.hpp"
 #include "store/sqlite/detail/impl.hpp"
 
@@ -11,11 +12,6 @@ namespace posthorn::store::sqlite {
 namespace {
 
 bool is_final(std::string_view status) { return status != "QUEUED" && status != "SENT"; }
-
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 }  // namespace
 
@@ -171,7 +167,8 @@ asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
 
         std::vector<std::string> types;
         if (transmitted && !was_sent) types.push_back("email.sent");
-        if (status != old_status && is_final(status)) types.push_back("email." + lower(status));
+        if (status != old_status && is_final(status))
+            types.push_back("email." + core::ascii_lower(status));
         std::string outcomes = "[";
         for (const auto& o : rep.outcomes) {
             if (outcomes.size() > 1) outcomes += ",";
