@@ -8,21 +8,14 @@ import socket
 import subprocess
 import time
 
+from support.ports import reserve_port
+
 DNSMASQ = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
 
 
 def free_udp_port() -> int:
     # The port must be free for both UDP and TCP (dnsmasq listens on both).
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
-            u.bind(("127.0.0.1", 0))
-            port = u.getsockname()[1]
-            with socket.socket() as t:
-                try:
-                    t.bind(("127.0.0.1", port))
-                    return port
-                except OSError:
-                    continue
+    return reserve_port(udp=True)
 
 
 def txt_strings(text: str) -> list[str]:

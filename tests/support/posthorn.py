@@ -8,18 +8,17 @@ import json
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import time
+
+from support.ports import reserve_port
 
 BIN = os.environ.get("POSTHORN_BIN") or str(
     pathlib.Path(__file__).resolve().parents[2] / "build" / "posthorn")
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return reserve_port()
 
 
 class Response:
