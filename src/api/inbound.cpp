@@ -4,6 +4,11 @@
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 
+#include <variant>
+
+#include "core/blocking.hpp"
+#include "mail/parse.hpp"
+
 namespace posthorn::api {
 
 namespace json = boost::json;
@@ -59,7 +64,21 @@ asio::awaitable<http::Response> list_inbound(Context ctx) {
                                              {"pagination", detail::pagination(p, page->total)}});
 }
 
-asio::awaitable<http::Response> get_inbound(Context ctx) {
+asio::awaitable<mail::ParsedMessage> parse_off_thread(asio::any_io_executor pool, std::string raw) {
+    auto work = [raw = std::move(raw)] { return mail::parse_message(raw); };
+    co_return co_await core::run_blocking(std::move(pool), std::move(work));
+}
+
+namespace {
+
+// One inbound email with its raw message parsed (the text, HTML, headers and attachment
+// contents are not stored apart from it), or the error response.
+struct Parsed {
+    store::InboundEmail email;
+    mail::ParsedMessage message;
+};
+
+asio::awaitable<std::variant<Parsed, http::Response>> read_parsed(const Context& ctx) {
     auto account = ctx.account_id;
     auto id = detail::param(ctx, "id");
     auto e = co_await ctx.deps.store.find_inbound(std::move(account), std::move(id));
@@ -68,15 +87,23 @@ asio::awaitable<http::Response> get_inbound(Context ctx) {
             co_return detail::not_found("inbound email not found");
         co_return detail::internal_error("read the inbound email", e.error());
     }
-    auto o = summary(*e);
-    o["text"] = e->text_body ? json::value(*e->text_body) : json::value(nullptr);
-    o["html"] = e->html_body ? json::value(*e->html_body) : json::value(nullptr);
+    auto pool = ctx.deps.blocking;
+    auto message = co_await parse_off_thread(std::move(pool), std::move(e->raw));
+    co_return Parsed{std::move(*e), std::move(message)};
+}
+
+}  // namespace
+
+asio::awaitable<http::Response> get_inbound(Context ctx) {
+    auto read = co_await read_parsed(ctx);
+    if (auto* res = std::get_if<http::Response>(&read)) co_return std::move(*res);
+    auto& [email, message] = std::get<Parsed>(read);
+    auto o = summary(email);
+    o["text"] = message.text ? json::value(*message.text) : json::value(nullptr);
+    o["html"] = message.html ? json::value(*message.html) : json::value(nullptr);
     json::array headers;
-    const auto parsed_headers = json::parse(e->headers_json);  // outlives the loop
-    for (const auto& h : parsed_headers.as_array()) {
-        const auto& pair = h.as_array();
-        headers.push_back(json::object{{"name", pair.at(0)}, {"value", pair.at(1)}});
-    }
+    for (const auto& [name, value] : message.headers)
+        headers.push_back(json::object{{"name", name}, {"value", value}});
     o["headers"] = std::move(headers);
     co_return detail::json(200, o);
 }
@@ -85,19 +112,15 @@ asio::awaitable<http::Response> get_inbound_attachment(Context ctx) {
     auto index = parse_int(detail::param(ctx, "index"));
     if (!index || *index < 0 || *index > 100000)
         co_return detail::not_found("attachment not found");
-    auto account = ctx.account_id;
-    auto id = detail::param(ctx, "id");
-    auto a = co_await ctx.deps.store.inbound_attachment(std::move(account), std::move(id),
-                                                        static_cast<int>(*index));
-    if (!a) {
-        if (a.error() == store::errc::not_found)
-            co_return detail::not_found("attachment not found");
-        co_return detail::internal_error("read the attachment", a.error());
-    }
-    http::Response res{
-        .status = 200, .body = std::move(a->content), .content_type = a->content_type};
+    auto read = co_await read_parsed(ctx);
+    if (auto* res = std::get_if<http::Response>(&read)) co_return std::move(*res);
+    auto& [email, message] = std::get<Parsed>(read);
+    const auto i = static_cast<std::size_t>(*index);
+    if (i >= message.attachments.size()) co_return detail::not_found("attachment not found");
+    auto& a = message.attachments[i];
+    http::Response res{.status = 200, .body = std::move(a.content), .content_type = a.content_type};
     std::string safe;  // a filename fit for a quoted-string
-    for (char c : a->filename)
+    for (char c : a.filename)
         if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) safe.push_back(c);
     res.headers.emplace_back(
         "Content-Disposition",

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "api/inbound.hpp"
 #include "api/keys.hpp"
 #include "api/queue_email.hpp"
 #include "core/blocking.hpp"
@@ -41,11 +42,6 @@ std::vector<mail::Mailbox> mailboxes(const std::vector<mail::ParsedAddress>& lis
         }
     }
     return out;
-}
-
-asio::awaitable<mail::ParsedMessage> parse_off_thread(asio::any_io_executor pool, std::string raw) {
-    auto work = [raw = std::move(raw)] { return mail::parse_message(raw); };
-    co_return co_await core::run_blocking(std::move(pool), std::move(work));
 }
 
 // ---- submission ----
@@ -261,10 +257,6 @@ class Inbound final : public smtp::SessionHandler {
             return a;
         };
         const auto to = addrs(parsed.to), cc = addrs(parsed.cc);
-        json::array headers;
-        for (const auto& [k, v] : parsed.headers)
-            headers.push_back(json::array{json::value(k), json::value(v)});
-        const auto headers_json = json::serialize(headers);
         std::vector<store::InboundEmail> rows;
         std::string first_id;
         for (const auto& [address, owners] : targets_) {
@@ -285,9 +277,6 @@ class Inbound final : public smtp::SessionHandler {
                     .reply_to = parsed.reply_to.empty() ? "" : parsed.reply_to.front().address,
                     .cc_json = cc.empty() ? "null" : json::serialize(cc),
                     .bcc_json = bcc.empty() ? "null" : json::serialize(bcc),
-                    .text_body = parsed.text,
-                    .html_body = parsed.html,
-                    .headers_json = headers_json,
                     .raw = msg.data,
                     .received_at = now};
                 int index = 0;
@@ -296,8 +285,7 @@ class Inbound final : public smtp::SessionHandler {
                                              .filename = att.filename,
                                              .content_type = att.content_type,
                                              .size = static_cast<std::int64_t>(att.content.size()),
-                                             .content_id = att.content_id,
-                                             .content = att.content});
+                                             .content_id = att.content_id});
                 if (first_id.empty()) first_id = e.id;
                 rows.push_back(std::move(e));
             }

@@ -112,9 +112,6 @@ class InboundStore {
     virtual asio::awaitable<Result<Page<InboundEmail>>> list_inbound(SearchQuery query) = 0;
     virtual asio::awaitable<Result<InboundEmail>> find_inbound(std::string account_id,
                                                                std::string id) = 0;
-    virtual asio::awaitable<Result<InboundAttachment>> inbound_attachment(std::string account_id,
-                                                                          std::string id,
-                                                                          int index) = 0;
 };
 
 class QueueStore {

@@ -198,7 +198,6 @@ struct InboundAttachment {
     std::string content_type;
     std::int64_t size = 0;
     std::string content_id;
-    std::string content;  // filled only when one attachment is read
 };
 
 struct InboundEmail {
@@ -212,10 +211,7 @@ struct InboundEmail {
     std::string reply_to;           // "" when none
     std::string cc_json = "null";   // JSON array of the header Cc addresses, or null
     std::string bcc_json = "null";  // JSON array: envelope recipients in neither To nor Cc
-    std::optional<std::string> text_body;
-    std::optional<std::string> html_body;
-    std::string headers_json = "[]";  // [[name, value], …]
-    std::string raw;                  // filled only by find_inbound
+    std::string raw;                // the message as received; filled only by find_inbound
     UnixMs received_at = 0;
     std::vector<InboundAttachment> attachments;
 };

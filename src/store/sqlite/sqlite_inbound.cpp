@@ -8,24 +8,20 @@ namespace {
 constexpr const char* kInboundColumns =
     "i.id, i.account_id, COALESCE(i.domain_id, ''), i.from_email, COALESCE(i.from_name, ''), "
     "i.to_address, i.subject, COALESCE(i.reply_to, ''), COALESCE(i.cc, 'null'), "
-    "COALESCE(i.bcc, 'null'), i.text_body, i.html_body, i.headers, i.received_at";
+    "COALESCE(i.bcc, 'null'), i.received_at";
 
 InboundEmail read_inbound(const Stmt& s) {
-    return InboundEmail{
-        .id = s.text(0),
-        .account_id = s.text(1),
-        .domain_id = s.text(2),
-        .from_email = s.text(3),
-        .from_name = s.text(4),
-        .to_address = s.text(5),
-        .subject = s.text(6),
-        .reply_to = s.text(7),
-        .cc_json = s.text(8),
-        .bcc_json = s.text(9),
-        .text_body = s.is_null(10) ? std::nullopt : std::optional<std::string>(s.text(10)),
-        .html_body = s.is_null(11) ? std::nullopt : std::optional<std::string>(s.text(11)),
-        .headers_json = s.text(12),
-        .received_at = s.int64(13)};
+    return InboundEmail{.id = s.text(0),
+                        .account_id = s.text(1),
+                        .domain_id = s.text(2),
+                        .from_email = s.text(3),
+                        .from_name = s.text(4),
+                        .to_address = s.text(5),
+                        .subject = s.text(6),
+                        .reply_to = s.text(7),
+                        .cc_json = s.text(8),
+                        .bcc_json = s.text(9),
+                        .received_at = s.int64(10)};
 }
 
 Result<void> attachments_of(Db& db, InboundEmail& e) {
@@ -71,9 +67,8 @@ asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEma
         for (const auto& e : emails) {
             auto s = db.prepare(
                 "INSERT INTO inbound_emails (id, account_id, domain_id, from_email, from_name, "
-                "to_address, subject, reply_to, cc, bcc, text_body, html_body, headers, raw, "
-                "received_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-                "?14, ?15)");
+                "to_address, subject, reply_to, cc, bcc, raw, received_at) VALUES (?1, ?2, ?3, "
+                "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
             if (!s) return s.error();
             auto opt = [](const std::string& v) {
                 return v.empty() || v == "null" ? std::optional<std::string>{} : v;
@@ -88,17 +83,14 @@ asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEma
                          .bind(8, opt(e.reply_to))
                          .bind(9, opt(e.cc_json))
                          .bind(10, opt(e.bcc_json))
-                         .bind(11, e.text_body)
-                         .bind(12, e.html_body)
-                         .bind(13, e.headers_json)
-                         .bind_blob(14, e.raw)
-                         .bind(15, e.received_at)
+                         .bind_blob(11, e.raw)
+                         .bind(12, e.received_at)
                          .run();
             if (!r) return r;
             for (const auto& a : e.attachments) {
                 auto as = db.prepare(
                     "INSERT INTO inbound_attachments (inbound_id, idx, filename, content_type, "
-                    "size, content_id, content) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+                    "size, content_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
                 if (!as) return as.error();
                 auto ar = as->bind(1, e.id)
                               .bind(2, a.index)
@@ -106,7 +98,6 @@ asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEma
                               .bind(4, a.content_type)
                               .bind(5, a.size)
                               .bind(6, opt(a.content_id))
-                              .bind_blob(7, a.content)
                               .run();
                 if (!ar) return ar;
             }
@@ -188,33 +179,9 @@ asio::awaitable<Result<InboundEmail>> SqliteStore::find_inbound(std::string acco
         if (!row) return row.error();
         if (!*row) return errc::not_found;
         auto e = read_inbound(*s);
-        e.raw = s->text(14);
+        e.raw = s->text(11);
         if (auto r = attachments_of(db, e); !r) return r.error();
         return e;
-    };
-    co_return co_await impl_->read(std::move(job));
-}
-
-asio::awaitable<Result<InboundAttachment>> SqliteStore::inbound_attachment(std::string account_id,
-                                                                           std::string id,
-                                                                           int index) {
-    auto job = [account_id = std::move(account_id), id = std::move(id),
-                index](Db& db) -> Result<InboundAttachment> {
-        auto s = db.prepare(
-            "SELECT a.idx, COALESCE(a.filename, ''), a.content_type, a.size, "
-            "COALESCE(a.content_id, ''), a.content FROM inbound_attachments a JOIN inbound_emails "
-            "i ON i.id = a.inbound_id WHERE i.account_id = ?1 AND i.id = ?2 AND a.idx = ?3");
-        if (!s) return s.error();
-        s->bind(1, account_id).bind(2, id).bind(3, index);
-        auto row = s->step();
-        if (!row) return row.error();
-        if (!*row) return errc::not_found;
-        return InboundAttachment{.index = static_cast<int>(s->int64(0)),
-                                 .filename = s->text(1),
-                                 .content_type = s->text(2),
-                                 .size = s->int64(3),
-                                 .content_id = s->text(4),
-                                 .content = s->text(5)};
     };
     co_return co_await impl_->read(std::move(job));
 }

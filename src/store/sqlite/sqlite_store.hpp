@@ -71,9 +71,6 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<Page<InboundEmail>>> list_inbound(SearchQuery query) override;
     asio::awaitable<Result<InboundEmail>> find_inbound(std::string account_id,
                                                        std::string id) override;
-    asio::awaitable<Result<InboundAttachment>> inbound_attachment(std::string account_id,
-                                                                  std::string id,
-                                                                  int index) override;
     asio::awaitable<Result<std::vector<QueuedEmail>>> claim_due(UnixMs now, int limit,
                                                                 std::string owner,
                                                                 UnixMs lease_until) override;
