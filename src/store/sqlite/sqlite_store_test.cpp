@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/id.hpp"
+#include "store/sqlite/detail/migrations.hpp"
 
 namespace posthorn::store::sqlite {
 namespace {
@@ -55,7 +56,11 @@ class SqliteStoreTest : public ::testing::Test {
     std::unique_ptr<SqliteStore> store_;
 };
 
-TEST_F(SqliteStoreTest, MigratesToLatestVersion) { EXPECT_EQ(store_->schema_version(), 3); }
+TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
+    ASSERT_FALSE(detail::migrations().empty());
+    EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
+    EXPECT_EQ(store_->schema_version(), 4);  // 004_inbound_from_raw
+}
 
 // Events fan out into deliveries for the subscribed, active webhooks of their account only;
 // a claimed delivery is leased, a failed attempt comes back when due, a success ends it.
