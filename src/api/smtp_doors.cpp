@@ -83,8 +83,11 @@ class Submission final : public smtp::SessionHandler {
     }
 
     asio::awaitable<Reply> on_message(smtp::ReceivedMessage msg) override {
+        // Only the header block is read here (the addresses, the Message-ID, the tracking
+        // flags): the body goes to the queue as it came.
         auto pool = deps_.blocking;
-        auto parsed = co_await parse_off_thread(std::move(pool), msg.data);
+        auto parsed =
+            co_await parse_off_thread(std::move(pool), std::string(mail::header_block(msg.data)));
         if (parsed.from.size() != 1)
             co_return reply(550, "5.6.0 The message needs one From address");
         auto from = mailboxes(parsed.from);

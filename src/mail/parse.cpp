@@ -91,6 +91,18 @@ ParsedMessage parse_message(std::string_view raw) {
     return out;
 }
 
+std::string_view header_block(std::string_view raw) {
+    std::size_t pos = 0;
+    while (pos < raw.size()) {
+        const auto eol = raw.find('\n', pos);
+        if (eol == std::string_view::npos) break;
+        const auto line = raw.substr(pos, eol + 1 - pos);
+        pos = eol + 1;
+        if (line == "\r\n" || line == "\n") return raw.substr(0, pos);
+    }
+    return raw;
+}
+
 namespace {
 
 struct HtmlEdit {

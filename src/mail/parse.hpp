@@ -38,6 +38,10 @@ struct ParsedMessage {
 
 ParsedMessage parse_message(std::string_view raw);
 
+// The header block of `raw`: every line up to and including the empty line that ends it
+// (all of `raw` when there is none).
+std::string_view header_block(std::string_view raw);
+
 // The header block edited in place, the rest byte for byte: drops every field named in
 // `remove` (case-insensitive, continuation lines too) and puts `add` fields in front.
 std::string edit_headers(std::string_view raw, const std::vector<std::string>& remove,

@@ -112,5 +112,18 @@ TEST(EditHeaders, RemovesFieldsWithTheirContinuationsAndKeepsTheRest) {
               "header\r\n");
 }
 
+TEST(HeaderBlock, EndsAtTheFirstEmptyLine) {
+    EXPECT_EQ(header_block("From: a@b.com\r\nSubject: s\r\n\r\nbody\r\n\r\nmore\r\n"),
+              "From: a@b.com\r\nSubject: s\r\n\r\n");
+    EXPECT_EQ(header_block("From: a@b.com\n\nbody\n"), "From: a@b.com\n\n");
+    EXPECT_EQ(header_block("From: a@b.com\r\nSubject: s\r\n"), "From: a@b.com\r\nSubject: s\r\n");
+    const auto parsed = parse_message(
+        header_block("From: Ann <a@b.com>\r\nTo: c@d.com\r\nMessage-ID: <m@h>\r\n\r\nbody\r\n"));
+    ASSERT_EQ(parsed.from.size(), 1u);
+    EXPECT_EQ(parsed.from[0].address, "a@b.com");
+    EXPECT_EQ(parsed.message_id, "m@h");
+    EXPECT_FALSE(parsed.text && !parsed.text->empty());
+}
+
 }  // namespace
 }  // namespace posthorn::mail

@@ -33,7 +33,9 @@ std::string like_pattern(std::string_view needle) {
 }
 
 Stmt& Stmt::bind_blob(int i, std::string_view v) {
-    sqlite3_bind_blob64(s_, i, v.data(), v.size(), SQLITE_TRANSIENT);
+    // Not copied: the bytes (a whole message, often) outlive the statement's run, and
+    // prepare() clears the bindings before the statement is used again.
+    sqlite3_bind_blob64(s_, i, v.data(), v.size(), SQLITE_STATIC);
     return *this;
 }
 Stmt& Stmt::bind(int i, std::int64_t v) {

@@ -41,7 +41,7 @@ class Stmt {
     Stmt& bind(int i, std::int64_t v);
     Stmt& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
     Stmt& bind(int i, std::nullopt_t);
-    Stmt& bind_blob(int i, std::string_view v);
+    Stmt& bind_blob(int i, std::string_view v);  // not copied: `v` must outlive run/step
     template <class T>
     Stmt& bind(int i, const std::optional<T>& v) {
         return v ? bind(i, *v) : bind(i, std::nullopt);
