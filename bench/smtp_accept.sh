@@ -994,7 +994,7 @@ for kind in inbound submission; do
   done
   [[ -n ${prof_size[$kind]:-} ]] || prof_size[$kind]=${SIZES%% *}
 done
-declare -A perf_dso perf_sym perf_res perf_trace trace_res
+declare -A perf_comm perf_dso perf_sym perf_res perf_trace trace_res
 profiled=()
 if [[ $PROFILE == 1 || ($PROFILE == auto && $short == 1) ]]; then
   if command -v perf >/dev/null 2>&1 && perf record -q -o /dev/null -- true >/dev/null 2>&1; then
@@ -1028,6 +1028,8 @@ if [[ $PROFILE == 1 || ($PROFILE == auto && $short == 1) ]]; then
           }' "$tmp/trace-$kind.txt" 2>/dev/null || true)
       fi
       if [[ -s $tmp/perf-$kind.data ]]; then
+        perf_comm[$kind]=$(perf report -i "$tmp/perf-$kind.data" --stdio --no-children --sort comm -q 2>/dev/null |
+          awk 'NF >= 2 && $1 ~ /%$/ { printf "%s %s\n", $1, $2 }' | head -n 8 || true)
         perf_dso[$kind]=$(perf report -i "$tmp/perf-$kind.data" --stdio --no-children --sort dso -q 2>/dev/null |
           awk 'NF >= 2 && $1 ~ /%$/ { printf "%s %s\n", $1, $2 }' | head -n 8 || true)
         perf_sym[$kind]=$(perf report -i "$tmp/perf-$kind.data" --stdio --no-children --sort dso,sym -q -g none 2>/dev/null |
@@ -1257,7 +1259,8 @@ section="$tmp/section.md"
   for kind in "${profiled[@]}"; do
     v=${perf_res[$kind]:-}
     echo "Profile of posthorn during one more $kind run of $(thousands "$PROFILE_MESSAGES") messages of $(kb "${prof_size[$kind]}") (the size where its ratio"
-    echo "was lowest; \`perf record -g -F 499 -p\`, self time, \`perf report --no-children\`), by object, and by symbol (the"
+    echo "was lowest; \`perf record -g -F 499 -p\`, self time, \`perf report --no-children\`), by thread (ph-io: the network"
+    echo "threads, ph-writer: the one SQLite writer; \`posthorn\`: the pools of readers and blocking work), by object, and by symbol (the"
     if [[ -n $v ]]; then
       echo "first 20). That run: $(int "$(awk '{ print $1 }' <<<"$v")") msg/s under perf, $(f3 "$(awk '{ print $3 }' <<<"$v")") CPU-ms/msg, $(int "$(awk '{ print $9 }' <<<"$v")")% of a CPU."
     else
@@ -1265,6 +1268,8 @@ section="$tmp/section.md"
     fi
     echo
     echo '```'
+    echo "${perf_comm[$kind]}"
+    echo
     echo "${perf_dso[$kind]}"
     echo
     echo "${perf_sym[$kind]}"

@@ -3,6 +3,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 
 #include "core/log.hpp"
+#include "core/thread_name.hpp"
 
 namespace posthorn::core {
 
@@ -18,6 +19,7 @@ void IoPool::start() {
     for (auto& ctx : contexts_) {
         guards_.emplace_back(asio::make_work_guard(*ctx));
         threads_.emplace_back([ctx = ctx.get()] {
+            name_this_thread("ph-io");
             for (;;) {
                 try {
                     ctx->run();

@@ -18,6 +18,7 @@
 
 #include "core/address.hpp"
 #include "core/log.hpp"
+#include "core/thread_name.hpp"
 
 namespace posthorn::webhooks {
 namespace {
@@ -89,7 +90,10 @@ struct HttpClient::Impl {
         global_init();
         multi = curl_multi_init();
         if (!multi) throw std::runtime_error("curl_multi_init failed");
-        thread = std::thread([this] { loop(); });
+        thread = std::thread([this] {
+            core::name_this_thread("ph-webhooks");
+            loop();
+        });
     }
 
     ~Impl() {

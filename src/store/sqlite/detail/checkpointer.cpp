@@ -3,13 +3,17 @@
 #include <chrono>
 
 #include "core/log.hpp"
+#include "core/thread_name.hpp"
 
 namespace posthorn::store::sqlite::detail {
 
 Checkpointer::Checkpointer(Db db, sqlite3* writer, int threshold, int limit)
     : db_(std::move(db)), threshold_(threshold), limit_(limit) {
     sqlite3_wal_hook(writer, &Checkpointer::on_commit, this);
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+        core::name_this_thread("ph-checkpoint");
+        loop();
+    });
 }
 
 Checkpointer::~Checkpointer() {

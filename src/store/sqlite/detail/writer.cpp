@@ -1,6 +1,7 @@
 #include "store/sqlite/detail/writer.hpp"
 
 #include "core/log.hpp"
+#include "core/thread_name.hpp"
 
 namespace posthorn::store::sqlite::detail {
 namespace {
@@ -16,7 +17,10 @@ void Writer::start() {
         std::lock_guard lock(mutex_);
         closed_ = false;
     }
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+        core::name_this_thread("ph-writer");
+        loop();
+    });
 }
 
 void Writer::stop() {
