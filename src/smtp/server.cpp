@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_set>
+#include <vector>
 
 #include "core/listen.hpp"
 #include "core/log.hpp"
@@ -72,19 +73,22 @@ bool has_bare_cr_or_lf(std::string_view s) {
 }
 
 // RFC 5321 §4.5.2: drops the dot that the client put in front of every line that starts
-// with one. Line by line, each line copied whole.
-std::string unstuff(std::string_view raw) {
-    std::string out;
-    out.reserve(raw.size());
-    std::size_t pos = 0;
-    while (pos < raw.size()) {
-        if (raw[pos] == '.') ++pos;  // the stuffed dot
-        const auto eol = raw.find('\n', pos);
-        const auto next = eol == std::string_view::npos ? raw.size() : eol + 1;
-        out.append(raw.substr(pos, next - pos));
-        pos = next;
+// with one, in place. A message without such a line is not touched; otherwise the lines
+// after the first stuffed one move down, each line as a whole.
+void unstuff(std::string& s) {
+    if (s.empty() || (s.front() != '.' && s.find("\n.") == std::string::npos)) return;
+    char* const d = s.data();
+    const std::size_t n = s.size();
+    std::size_t r = 0, w = 0;
+    while (r < n) {
+        if (d[r] == '.') ++r;  // the stuffed dot
+        const auto* eol = static_cast<const char*>(std::memchr(d + r, '\n', n - r));
+        const std::size_t next = eol ? static_cast<std::size_t>(eol - d) + 1 : n;
+        if (w != r) std::memmove(d + w, d + r, next - r);
+        w += next - r;
+        r = next;
     }
-    return out;
+    s.resize(w);
 }
 
 struct Conn {
@@ -159,21 +163,23 @@ class Session {
         co_return !ec;
     }
 
-    // More bytes into in_; false when the peer is gone or idle too long.
-    asio::awaitable<bool> fill() {
+    // More bytes appended to `into` (the command buffer, or a message being received);
+    // false when the peer is gone or idle too long.
+    asio::awaitable<bool> fill(std::string& into) {
         if (!co_await flush()) co_return false;
         if (stopping_) co_return co_await shutting_down();
-        std::array<char, 16384> chunk{};
+        // One read buffer for the session's life (a TLS record is at most 16 KB; a plain
+        // read takes up to 64 KB at once).
+        if (chunk_.empty()) chunk_.resize(65536);
+        const auto chunk = asio::buffer(chunk_.data(), tls_ ? 16384 : chunk_.size());
         tcp().expires_after(opt_.idle_timeout);
         conn_.busy = false;
         error_code ec;
         std::size_t n = 0;
         if (tls_)
-            std::tie(ec, n) =
-                co_await conn_.stream.async_read_some(asio::buffer(chunk), use_nothrow_awaitable);
+            std::tie(ec, n) = co_await conn_.stream.async_read_some(chunk, use_nothrow_awaitable);
         else
-            std::tie(ec, n) =
-                co_await tcp().async_read_some(asio::buffer(chunk), use_nothrow_awaitable);
+            std::tie(ec, n) = co_await tcp().async_read_some(chunk, use_nothrow_awaitable);
         conn_.busy = true;
         if (ec == beast::error::timeout) {
             queue(reply(421, "4.4.2 " + opt_.hostname + " idle too long, closing"));
@@ -182,7 +188,7 @@ class Session {
         }
         if (ec == asio::error::operation_aborted && stopping_) co_return co_await shutting_down();
         if (ec) co_return false;
-        in_.append(chunk.data(), n);
+        into.append(chunk_.data(), n);
         co_return true;
     }
 
@@ -218,7 +224,7 @@ class Session {
                 in_.clear();
                 skipping_ = true;
             }
-            if (!co_await fill()) co_return std::nullopt;
+            if (!co_await fill(in_)) co_return std::nullopt;
         }
     }
 
@@ -339,43 +345,51 @@ class Session {
 
     asio::awaitable<void> data() {
         queue(reply(354, "End data with <CR><LF>.<CR><LF>"));
-        // raw starts with the CRLF that ended the DATA line, so that the terminator
-        // CRLF.CRLF is found even for an empty message.
-        std::string raw = "\r\n";
+        // The message is read straight into `raw` (not through in_), and ends at a line
+        // that is a single dot: CRLF.CRLF, or .CRLF at the very start (an empty message).
+        std::string raw;
+        raw.swap(in_);
         bool too_big = false;
         std::size_t scanned = 0;
         const std::size_t limit = opt_.max_message_bytes + 8;
         for (;;) {
-            raw += in_;
-            in_.clear();
-            const auto end = raw.find("\r\n.\r\n", scanned > 3 ? scanned - 3 : 0);
+            std::size_t end = std::string::npos, after = 0;
+            if (!too_big && raw.starts_with(".\r\n")) {
+                end = 0;
+                after = 3;
+            } else if (auto e = raw.find("\r\n.\r\n", scanned > 4 ? scanned - 4 : 0);
+                       e != std::string::npos) {
+                end = e + 2;  // the message keeps its last CRLF
+                after = e + 5;
+            }
             if (end != std::string::npos) {
-                in_ = raw.substr(end + 5);  // pipelined commands after the message
-                raw.resize(end + 2);
+                in_.assign(raw, after);  // pipelined commands after the message
+                raw.resize(end);
                 break;
             }
             scanned = raw.size();
             if (raw.size() > limit) {
                 // Keep reading to the end of the message, but keep only its tail.
                 too_big = true;
-                raw.erase(2, raw.size() - 6);
+                raw.erase(0, raw.size() - 4);
                 scanned = raw.size();
             }
-            if (!co_await fill()) co_return;  // closed before the end: nothing is kept
+            if (!co_await fill(raw)) co_return;  // closed before the end: nothing is kept
         }
         // The last read may have brought the end and the excess together.
-        if (raw.size() - 2 > opt_.max_message_bytes) too_big = true;
+        if (raw.size() > opt_.max_message_bytes) too_big = true;
         const bool tx_ok = in_tx_ && !rcpts_.empty();
         if (too_big) {
             queue(reply(552, "5.3.4 Message larger than " + std::to_string(opt_.max_message_bytes) +
                                  " bytes"));
-        } else if (has_bare_cr_or_lf(std::string_view(raw).substr(2))) {
+        } else if (has_bare_cr_or_lf(raw)) {
             queue(reply(550, "5.6.0 Message contains a bare CR or LF; lines must end in CRLF"));
         } else if (tx_ok) {
+            unstuff(raw);
             ReceivedMessage m{.helo = helo_,
                               .mail_from = mail_from_,
                               .rcpt_to = rcpts_,
-                              .data = unstuff(std::string_view(raw).substr(2)),
+                              .data = std::move(raw),
                               .tls = tls_,
                               .remote_ip = ip_};
             auto r = co_await handler_.on_message(std::move(m));
@@ -527,6 +541,7 @@ class Session {
     SessionHandler& handler_;
     std::string ip_;
     std::string in_, out_;
+    std::vector<char> chunk_;  // the read buffer
     bool tls_ = false, hello_ = false, authed_ = false, in_tx_ = false, skipping_ = false;
     const std::atomic<bool>& stopping_;
     int bad_ = 0;

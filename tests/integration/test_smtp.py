@@ -1,6 +1,7 @@
 """The SMTP server: submission (smtplib and swaks as real clients) and the inbound MX
 (never an open relay), GET /v1/emails/inbound, and hostile input on both ports."""
 import base64
+import re
 import email.message
 import shutil
 import smtplib
@@ -274,6 +275,40 @@ def test_hostile_input_gets_the_right_codes(world):
     assert b"538" in out or b"501" in out
     with smtplib.SMTP("127.0.0.1", port, timeout=5) as s:
         assert s.noop()[0] == 250
+
+
+def test_message_framing(world):
+    """Where a message ends: CRLF.CRLF split over several reads, an empty message, commands
+    pipelined after the end, and a message over the size limit (552, the session goes on)."""
+    ph, key, _ = world
+    port = ph.inbound_port
+    head = b"EHLO x\r\nMAIL FROM:<a@b.org>\r\nRCPT TO:<frame@mail.example.com>\r\nDATA\r\n"
+    for parts in ([b"Subject: split-a\r\n\r\nbody\r\n.", b"\r\n"],
+                  [b"Subject: split-b\r\n\r\nbody\r", b"\n.\r", b"\n"],
+                  [b"Subject: split-c\r\n\r\nbody\r\n", b".\r\n"]):
+        out = raw_session(port, [head] + parts + [b"QUIT\r\n"], timeout=0.5)
+        assert b"250 2.0.0 Ok: queued as in_" in out, (parts, out)
+        subject = parts[0].split(b"\r\n")[0][9:].decode()
+        listed = ph.get(f"/v1/emails/inbound?search={subject}", key=key).json()["data"]
+        assert len(listed) == 1, subject
+        got = ph.get(f"/v1/emails/inbound/{listed[0]['id']}", key=key).json()
+        assert got["text"] == "body\r\n", (subject, got["text"])
+    # An empty message (the dot right after DATA) is a message too.
+    before = ph.get("/v1/emails/inbound?search=frame@", key=key).json()["pagination"]["total"]
+    out = raw_session(port, [head, b".\r\n"])
+    assert b"250 2.0.0 Ok: queued as in_" in out, out
+    after = ph.get("/v1/emails/inbound?search=frame@", key=key).json()["pagination"]["total"]
+    assert after == before + 1
+    # Commands pipelined after the message are read as commands.
+    out = raw_session(port, [head + b"Subject: piped\r\n\r\nx\r\n.\r\nNOOP\r\nQUIT\r\n"])
+    assert b"250 2.0.0 Ok: queued as in_" in out and b"250 2.0.0 OK" in out and b"221" in out, out
+    # Over the size limit: 552 at the end of the data, nothing stored, the session goes on.
+    limit = int(re.search(rb"250-SIZE (\d+)", out).group(1))
+    line = b"x" * 998 + b"\r\n"
+    big = b"Subject: too big\r\n\r\n" + line * (limit // len(line) + 10)
+    out = raw_session(port, [head, big + b".\r\n", b"NOOP\r\n"], timeout=30)
+    assert b"552 5.3.4" in out and out.rstrip().endswith(b"250 2.0.0 OK"), out[-300:]
+    assert ph.get("/v1/emails/inbound?search=too%20big", key=key).json()["data"] == []
 
 
 DSN = """From: MAILER-DAEMON@mx.sink.example.net\r
