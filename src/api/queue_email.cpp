@@ -51,7 +51,11 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     using R = std::variant<Queued, Refused>;
     const auto from_domain = req.from.domain;
     auto account = req.account_id;
-    auto domain = co_await deps.store.find_domain_by_name(std::move(account), from_domain);
+    Result<store::Domain> domain = store::errc::not_found;
+    if (req.domain)
+        domain = std::move(*req.domain);
+    else
+        domain = co_await deps.store.find_domain_by_name(std::move(account), from_domain);
     if (!domain && domain.error() != store::errc::not_found) {
         log::error("queue email: reading the domain: {}", domain.error().message());
         co_return R(Refused{500, "INTERNAL_ERROR", "could not read the sender domain"});

@@ -26,6 +26,9 @@ struct QueueRequest {
     std::optional<std::string> idempotency_key;
     std::optional<bool> track_opens, track_clicks;  // unset: the domain decides
     std::string source = "api";
+    // The sender domain when the caller has read it already (SMTP, at MAIL FROM): not read
+    // again. Its status and sending flag are checked either way.
+    std::optional<store::Domain> domain;
 };
 
 struct Queued {

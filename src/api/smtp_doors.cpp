@@ -67,8 +67,10 @@ class Submission final : public smtp::SessionHandler {
         auto m = mail::parse_mailbox(address);
         if (!std::holds_alternative<mail::Mailbox>(m))
             co_return reply(553, "5.1.7 Bad sender address syntax");
-        auto refusal = co_await check_domain(std::get<mail::Mailbox>(m).domain);
-        if (refusal) co_return *refusal;
+        if (auto refusal = co_await check_key()) co_return *refusal;
+        auto domain = co_await sending_domain(std::get<mail::Mailbox>(m).domain);
+        if (auto* refusal = std::get_if<Reply>(&domain)) co_return *refusal;
+        mail_domain_ = std::get<store::Domain>(std::move(domain));
         co_return reply(250, "2.1.0 Sender OK");
     }
 
@@ -92,9 +94,19 @@ class Submission final : public smtp::SessionHandler {
             co_return reply(550, "5.6.0 The message needs one From address");
         auto from = mailboxes(parsed.from);
         if (from.empty()) co_return reply(550, "5.1.7 The From address is not valid");
-        if (auto refusal = co_await check_domain(from.front().domain)) co_return *refusal;
+        // The header From is usually on the MAIL FROM domain, read and checked at MAIL.
+        std::optional<store::Domain> domain;
+        if (mail_domain_ &&
+            core::ascii_lower(mail_domain_->name) == core::ascii_lower(from.front().domain)) {
+            domain = mail_domain_;
+        } else {
+            auto d = co_await sending_domain(from.front().domain);
+            if (auto* refusal = std::get_if<Reply>(&d)) co_return *refusal;
+            domain = std::get<store::Domain>(std::move(d));
+        }
 
         QueueRequest q{.account_id = account_, .from = from.front(), .source = "smtp"};
+        q.domain = std::move(domain);
         q.to = mailboxes(parsed.to);
         q.cc = mailboxes(parsed.cc);
         q.subject = parsed.subject;
@@ -156,7 +168,10 @@ class Submission final : public smtp::SessionHandler {
         co_return reply(250, "2.0.0 Ok: queued as " + std::get<Queued>(outcome).id);
     }
 
-    void on_reset() override { rcpts_ = 0; }
+    void on_reset() override {
+        rcpts_ = 0;
+        mail_domain_.reset();
+    }
 
   private:
     static std::string rfc5322_date(UnixMs now) {
@@ -168,10 +183,10 @@ class Submission final : public smtp::SessionHandler {
         return buf;
     }
 
-    asio::awaitable<std::optional<Reply>> check_domain(std::string domain) {
+    // The key is checked again at every MAIL FROM: one revoked meanwhile stops the session's
+    // sending at its next transaction, as the next HTTP request would be refused.
+    asio::awaitable<std::optional<Reply>> check_key() {
         if (account_.empty()) co_return reply(530, "5.7.0 Authentication required");
-        // The key is checked again for every transaction: one revoked meanwhile stops the
-        // session's sending at once, as the next HTTP request would be refused.
         auto hash = key_hash_;
         auto key = co_await deps_.store.find_api_key(std::move(hash));
         if (!key && key.error() != store::errc::not_found)
@@ -180,6 +195,11 @@ class Submission final : public smtp::SessionHandler {
             account_.clear();
             co_return reply(530, "5.7.0 The API key was revoked; authenticate again");
         }
+        co_return std::nullopt;
+    }
+
+    // The account's domain named `domain`, if it may send.
+    asio::awaitable<std::variant<store::Domain, Reply>> sending_domain(std::string domain) {
         auto account = account_;
         auto d = co_await deps_.store.find_domain_by_name(std::move(account), domain);
         if (!d && d.error() != store::errc::not_found)
@@ -188,7 +208,7 @@ class Submission final : public smtp::SessionHandler {
             co_return reply(
                 550, "5.7.1 The domain " + domain + " is not a verified domain of this account");
         if (!d->sending) co_return reply(550, "5.7.1 Sending is disabled for the domain " + domain);
-        co_return std::nullopt;
+        co_return std::move(*d);
     }
 
     const Deps& deps_;
@@ -196,6 +216,7 @@ class Submission final : public smtp::SessionHandler {
     std::string account_;
     std::string key_hash_;
     std::size_t rcpts_ = 0;
+    std::optional<store::Domain> mail_domain_;  // the MAIL FROM domain, checked at MAIL
 };
 
 // ---- inbound ----
