@@ -353,6 +353,30 @@ TEST_F(SqliteStoreTest, ReadersSeeWritesOfThisAndOtherProcesses) {
     for (int i = 0; i < 4; ++i) EXPECT_EQ(run(store_->list_logs({.account_id = acc.id}))->total, 1);
 }
 
+// A write nobody waits for (a log entry) rides with the next awaited write, in its commit;
+// alone, it is committed shortly after all the same.
+TEST_F(SqliteStoreTest, LazyWritesRideWithTheNextCommitOrGoOnTheirOwn) {
+    auto acc = make_account("acme");
+    auto entry = [&](int i) {
+        return LogEntry{.id = new_id("log_", 10 + i),
+                        .account_id = acc.id,
+                        .created_at = 10 + i,
+                        .method = "GET",
+                        .url = "/",
+                        .status = 200};
+    };
+    store_->append_log(entry(1));
+    ASSERT_TRUE(run(store_->create_account({.id = new_id("acc_", 2), .name = "other"})));
+    EXPECT_EQ(run(store_->list_logs({.account_id = acc.id}))->total, 1);
+
+    store_->append_log(entry(2));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (run(store_->list_logs({.account_id = acc.id}))->total < 2 &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(run(store_->list_logs({.account_id = acc.id}))->total, 2);
+}
+
 TEST_F(SqliteStoreTest, WritesAfterCloseAreRefused) {
     store_->close();
     auto r = run(store_->create_account({.id = new_id("acc_", 1), .name = "late"}));

@@ -36,8 +36,11 @@ void Writer::submit(Job job, Done done) {
     {
         std::lock_guard lock(mutex_);
         if (!closed_) {
+            if (pending_.empty()) first_pending_ = std::chrono::steady_clock::now();
+            if (done) ++awaited_;
+            const bool wake = done || pending_.empty();
             pending_.push_back({std::move(job), std::move(done)});
-            cv_.notify_one();
+            if (wake) cv_.notify_one();
             return;
         }
     }
@@ -49,9 +52,18 @@ void Writer::loop() {
     for (;;) {
         {
             std::unique_lock lock(mutex_);
-            cv_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
-            if (pending_.empty()) {  // stopping, and everything ran
-                closed_ = true;
+            for (;;) {
+                if (stopping_ || awaited_ > 0) break;
+                if (pending_.empty()) {
+                    cv_.wait(lock);
+                } else if (cv_.wait_until(lock, first_pending_ + kLazyDelay) ==
+                           std::cv_status::timeout) {
+                    break;  // only lazy jobs, and the oldest has waited long enough
+                }
+            }
+            if (pending_.empty()) {
+                if (!stopping_) continue;
+                closed_ = true;  // stopping, and everything ran
                 return;
             }
             if (pending_.size() <= kMaxBatch) {
@@ -62,6 +74,10 @@ void Writer::loop() {
                              std::make_move_iterator(split));
                 pending_.erase(pending_.begin(), split);
             }
+            awaited_ = 0;
+            for (const auto& p : pending_)
+                if (p.done) ++awaited_;
+            first_pending_ = std::chrono::steady_clock::now();
         }
         run_batch(batch);
         batch.clear();
@@ -76,12 +92,16 @@ void Writer::run_batch(std::vector<Pending>& batch) {
     };
     if (auto r = db_.exec("BEGIN IMMEDIATE"); !r) return fail_all(r.error());
     const bool savepoints = batch.size() > 1;
+    // Prepared once (the statement cache), not parsed again for every job.
+    auto statement = [this](const char* sql) {
+        if (auto st = db_.prepare(sql)) (void)st->run();
+    };
     for (std::size_t i = 0; i < batch.size(); ++i) {
-        if (savepoints) (void)db_.exec("SAVEPOINT job");
+        if (savepoints) statement("SAVEPOINT job");
         results[i] = batch[i].job(db_);
         if (savepoints) {
-            if (results[i]) (void)db_.exec("ROLLBACK TO job");
-            (void)db_.exec("RELEASE job");
+            if (results[i]) statement("ROLLBACK TO job");
+            statement("RELEASE job");
         }
     }
     if (!savepoints && results[0]) {

@@ -1,8 +1,12 @@
 // Group commit: one thread owns the write connection; submitted jobs are taken in batches,
 // each batch runs in one transaction (each job in its own savepoint, so one failing job
 // does not undo the others) and one fsync, and every job is acknowledged after the commit.
+// A job that nobody waits for (a request log entry) does not start a batch by itself: it
+// rides with the next job that somebody waits for, or goes after kLazyDelay, so that it
+// costs no fsync of its own.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -22,6 +26,8 @@ namespace posthorn::store::sqlite::detail {
 
 class Writer {
   public:
+    static constexpr std::chrono::milliseconds kLazyDelay{25};
+
     using Job = std::function<error_code(Db&)>;
     using Done = std::function<void(error_code)>;  // may be empty: nobody waits
 
@@ -80,8 +86,10 @@ class Writer {
     std::mutex mutex_;
     std::condition_variable cv_;
     std::vector<Pending> pending_;  // guarded by mutex_
-    bool stopping_ = false;         // guarded by mutex_
-    bool closed_ = true;            // guarded by mutex_: no thread takes work
+    std::size_t awaited_ = 0;       // guarded by mutex_: pending jobs with a `done`
+    std::chrono::steady_clock::time_point first_pending_;  // guarded by mutex_
+    bool stopping_ = false;                                // guarded by mutex_
+    bool closed_ = true;  // guarded by mutex_: no thread takes work
     std::thread thread_;
 };
 
