@@ -1,5 +1,6 @@
 #include "delivery/queue_manager.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 
@@ -13,6 +14,22 @@
 namespace posthorn::delivery {
 
 namespace {
+
+// How long a domain's route (its MX hosts and their addresses) is reused before it is
+// looked up again. A failed lookup is not kept: the next claim asks again.
+constexpr UnixMs kRouteTtlMs = 60'000;
+
+// Where a route goes: the MX host names in the order tried (the relay's name). Domains
+// whose mail goes to the same hosts (the many domains of one mail provider) share one
+// destination: its sessions, its connection limit, and one transaction per email.
+std::string destination_of(const std::vector<Target>& targets) {
+    std::string key;
+    for (const auto& t : targets) {
+        if (!key.empty() && key.ends_with(t.host)) continue;  // the host's next address
+        key += (key.empty() ? "" : ",") + t.host;
+    }
+    return key;
+}
 
 // One email's recipients at one destination: one SMTP transaction.
 struct Job {
@@ -47,9 +64,12 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
           tls_context(crypto::client_context(false)) {}
 
     asio::awaitable<void> run();
-    asio::awaitable<void> deliver_domain(std::string domain);
-    asio::awaitable<void> session(std::string domain, std::vector<Target> targets);
-    std::optional<Job> next_job(const std::string& domain);
+    asio::awaitable<void> resolve(std::vector<std::string> domains);
+    asio::awaitable<void> resolve_one(std::string domain, std::shared_ptr<std::size_t> left,
+                                      std::shared_ptr<asio::steady_timer> done);
+    asio::awaitable<void> deliver_to(std::string destination);
+    asio::awaitable<void> session(std::string destination, std::vector<Target> targets);
+    std::optional<Job> next_job(const std::string& destination);
     void spawn_sessions();
     asio::awaitable<void> finish(const Job& job, const std::vector<Outcome>& outcomes);
     asio::awaitable<std::optional<std::string>> signed_message(const store::QueuedEmail& e);
@@ -65,13 +85,21 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     asio::steady_timer timer;
     std::shared_ptr<asio::ssl::context> tls_context;
     std::atomic<bool> stopping{false};
-    // Jobs waiting per destination; that destination's sessions take them one by one, so
-    // a session is reused for as long as its destination has mail (touched on ex only).
+    // Jobs waiting per destination (destination_of); that destination's sessions take them
+    // one by one, so a session is reused for as long as its destination has mail (touched
+    // on ex only).
     struct Destination {
+        std::vector<Target> targets;
         std::deque<Job> jobs;
         int sessions = 0;
     };
     std::map<std::string, Destination> destinations;
+    // Recipient domain ("" with a relay) → its route, kept kRouteTtlMs (touched on ex only).
+    struct KnownRoute {
+        std::variant<std::vector<Target>, Outcome> route;
+        UnixMs until = 0;
+    };
+    std::map<std::string, KnownRoute> routes;
     int active = 0;                                  // sessions running, in all
     std::atomic<int> in_hand{0};                     // jobs taken and not yet recorded
     std::size_t backlog = 0;                         // jobs claimed and not yet finished
@@ -165,8 +193,8 @@ asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
     co_return std::move(*signed_msg);
 }
 
-std::optional<Job> QueueManager::Impl::next_job(const std::string& domain) {
-    auto& d = destinations[domain];
+std::optional<Job> QueueManager::Impl::next_job(const std::string& destination) {
+    auto& d = destinations[destination];
     // Stopping: the jobs left keep their leases, which the next start lifts.
     if (d.jobs.empty() || stopping) return std::nullopt;
     Job job = std::move(d.jobs.front());
@@ -174,13 +202,14 @@ std::optional<Job> QueueManager::Impl::next_job(const std::string& domain) {
     return job;
 }
 
-asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vector<Target> targets) {
+asio::awaitable<void> QueueManager::Impl::session(std::string destination,
+                                                  std::vector<Target> targets) {
     auto self = shared_from_this();
     std::unique_ptr<smtp::Client> client;
     std::optional<Outcome> no_session;  // why there is no session, for the jobs left
     std::size_t next_target = 0;
     bool retry_plain = false;  // the next open is the plain-text retry of a failed handshake
-    while (auto next = next_job(domain)) {
+    while (auto next = next_job(destination)) {
         auto& job = *next;
         --backlog;
         std::vector<Outcome> outcomes(job.recipients.size());
@@ -286,25 +315,35 @@ asio::awaitable<void> QueueManager::Impl::session(std::string domain, std::vecto
     if (client) co_await client->quit();
 }
 
-asio::awaitable<void> QueueManager::Impl::deliver_domain(std::string domain) {
+asio::awaitable<void> QueueManager::Impl::resolve_one(std::string domain,
+                                                      std::shared_ptr<std::size_t> left,
+                                                      std::shared_ptr<asio::steady_timer> done) {
     auto self = shared_from_this();
     auto relay = options.relay;
     auto routed = co_await route(resolver, domain, std::move(relay), options.mx_port);
-    if (auto* why = std::get_if<Outcome>(&routed)) {
-        while (auto job = next_job(domain)) {
-            InHand busy(in_hand);
-            --backlog;
-            std::vector<Outcome> outcomes(job->recipients.size(), *why);
-            co_await finish(*job, outcomes);
-        }
-    } else {
-        auto targets = std::get<std::vector<Target>>(std::move(routed));
-        co_await session(domain, std::move(targets));
-    }
-    --destinations[domain].sessions;
+    const bool found = std::holds_alternative<std::vector<Target>>(routed);
+    routes[domain] = KnownRoute{std::move(routed), clock.now_ms() + (found ? kRouteTtlMs : 0)};
+    if (--*left == 0) done->expires_at(asio::steady_timer::time_point::min());
+}
+
+// Looks the domains up at once (c-ares runs the queries side by side) and waits for all.
+asio::awaitable<void> QueueManager::Impl::resolve(std::vector<std::string> domains) {
+    if (domains.empty()) co_return;
+    auto left = std::make_shared<std::size_t>(domains.size());
+    auto done = std::make_shared<asio::steady_timer>(ex, asio::steady_timer::time_point::max());
+    for (auto& d : domains)
+        asio::co_spawn(ex, resolve_one(std::move(d), left, done), asio::detached);
+    while (*left > 0) co_await done->async_wait(use_nothrow_awaitable);
+}
+
+asio::awaitable<void> QueueManager::Impl::deliver_to(std::string destination) {
+    auto self = shared_from_this();
+    auto targets = destinations[destination].targets;
+    co_await session(destination, std::move(targets));
+    --destinations[destination].sessions;
     --active;
-    if (destinations[domain].sessions == 0 && destinations[domain].jobs.empty())
-        destinations.erase(domain);
+    if (destinations[destination].sessions == 0 && destinations[destination].jobs.empty())
+        destinations.erase(destination);
     spawn_sessions();  // a slot is free: another destination may use it
     timer.cancel();    // and the loop may claim more
 }
@@ -312,17 +351,17 @@ asio::awaitable<void> QueueManager::Impl::deliver_domain(std::string domain) {
 void QueueManager::Impl::spawn_sessions() {
     // Decide first, spawn after: a new session may run at once and change `destinations`.
     std::vector<std::string> starts;
-    for (auto& [domain, d] : destinations) {
+    for (auto& [key, d] : destinations) {
         // One more session while its queue is longer than what its sessions hold in hand.
         while (!d.jobs.empty() && d.sessions < options.max_connections_per_domain &&
                active < options.max_connections &&
                (d.sessions == 0 || d.jobs.size() > static_cast<std::size_t>(d.sessions))) {
             ++d.sessions;
             ++active;
-            starts.push_back(domain);
+            starts.push_back(key);
         }
     }
-    for (auto& domain : starts) asio::co_spawn(ex, deliver_domain(domain), asio::detached);
+    for (auto& d : starts) asio::co_spawn(ex, deliver_to(d), asio::detached);
 }
 
 asio::awaitable<void> QueueManager::Impl::run() {
@@ -350,15 +389,30 @@ asio::awaitable<void> QueueManager::Impl::run() {
             co_await timer.async_wait(use_nothrow_awaitable);
             continue;
         }
-        // Suppressed addresses are never attempted; the rest go by destination domain.
-        std::map<std::string, std::vector<Job>> by_domain;
+        // The routes of the recipients' domains, looked up where not known.
+        std::vector<std::string> unknown;
+        for (const auto& e : *claimed)
+            for (const auto& r : e.recipients) {
+                auto d = options.relay ? std::string() : r.domain;
+                auto it = routes.find(d);
+                if ((it == routes.end() || it->second.until <= now) &&
+                    std::find(unknown.begin(), unknown.end(), d) == unknown.end())
+                    unknown.push_back(std::move(d));
+            }
+        co_await resolve(std::move(unknown));
+        if (stopping) break;  // the claimed mail keeps its lease; the next start lifts it
+
+        // Suppressed addresses are never attempted, and a domain without a route gets its
+        // outcome at once; the rest go by destination, one job per email and destination.
+        std::map<std::string, std::vector<Job>> by_destination;
+        std::map<std::string, std::vector<Target>> targets_of;
         for (auto& e : *claimed) {
             auto email = std::make_shared<store::QueuedEmail>(std::move(e));
             std::map<std::string, Job> jobs;
-            std::vector<store::RecipientOutcome> blocked;
+            std::vector<store::RecipientOutcome> settled;
             for (const auto& r : email->recipients) {
                 if (r.suppressed) {
-                    blocked.push_back({.recipient_id = r.id,
+                    settled.push_back({.recipient_id = r.id,
                                        .address = r.address,
                                        .status = "BLOCKED",
                                        .attempts = r.attempts,
@@ -366,36 +420,45 @@ asio::awaitable<void> QueueManager::Impl::run() {
                     ++counters.blocked;
                     continue;
                 }
-                auto key = options.relay ? std::string("relay") : r.domain;
+                const auto& known = routes[options.relay ? std::string() : r.domain].route;
+                if (const auto* why = std::get_if<Outcome>(&known)) {
+                    settled.push_back(outcome_for(r, *why, now));
+                    continue;
+                }
+                const auto& targets = std::get<std::vector<Target>>(known);
+                const auto key = destination_of(targets);
+                targets_of.emplace(key, targets);
                 auto& job = jobs[key];
                 job.email = email;
                 job.recipients.push_back(r);
             }
-            if (!blocked.empty()) {
+            if (!settled.empty()) {
                 store::DeliveryReport rep{.email_id = email->id,
                                           .account_id = email->account_id,
-                                          .outcomes = std::move(blocked),
+                                          .outcomes = std::move(settled),
                                           .at = now};
                 if (auto r = co_await store.apply_delivery(std::move(rep)); !r)
-                    log::error("delivery: recording blocked recipients: {}", r.error().message());
+                    log::error("delivery: recording outcomes without a session: {}",
+                               r.error().message());
             }
             // RFC 5321 §4.5.3.1.8: a server need take no more than 100 recipients in one
             // transaction, so an email's recipients at one destination go in chunks.
             const auto cap =
                 static_cast<std::size_t>(std::max(1, options.max_rcpt_per_transaction));
-            for (auto& [domain, job] : jobs) {
+            for (auto& [key, job] : jobs) {
                 for (std::size_t i = 0; i < job.recipients.size(); i += cap) {
                     const auto end = std::min(job.recipients.size(), i + cap);
                     Job chunk{.email = job.email,
                               .recipients = {job.recipients.begin() + static_cast<long>(i),
                                              job.recipients.begin() + static_cast<long>(end)}};
-                    by_domain[domain].push_back(std::move(chunk));
+                    by_destination[key].push_back(std::move(chunk));
                 }
             }
         }
-        for (auto& [domain, jobs] : by_domain) {
+        for (auto& [key, jobs] : by_destination) {
             backlog += jobs.size();
-            auto& d = destinations[domain];
+            auto& d = destinations[key];
+            if (d.targets.empty() || d.sessions == 0) d.targets = std::move(targets_of[key]);
             for (auto& j : jobs) d.jobs.push_back(std::move(j));
         }
         spawn_sessions();

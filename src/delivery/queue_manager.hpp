@@ -1,6 +1,7 @@
 // delivery/queue_manager.hpp — the scheduler over the durable queue (DESIGN §7). It claims
-// due recipients under a lease, groups them by destination domain, routes each group
-// (delivery/router.hpp), opens SMTP sessions (several per busy destination, up to the
+// due recipients under a lease, routes their domains (delivery/router.hpp; a route is
+// kept a minute), groups them by destination (the MX hosts a route goes to, so domains
+// of one provider share it), opens SMTP sessions (several per busy destination, up to the
 // limits) and reuses each session for message after message, signs every message with the
 // sender domain's active DKIM key, and writes every outcome back (delivery/classify.hpp)
 // before it acknowledges anything. A crash between a remote 250 and that write sends the

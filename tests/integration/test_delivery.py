@@ -35,6 +35,9 @@ def world(tmp_path, posthorn_factory):
     # Two MX: the preferred one without STARTTLS, the other with it.
     dns.mx("twomx.example.net", "mx.accept.example.net", 10)
     dns.mx("twomx.example.net", "mx.tls.example.net", 20)
+    # Two more domains whose mail goes to the same host as accept.example.net's.
+    dns.mx("alias1.example.org", "mx.accept.example.net", 10)
+    dns.mx("alias2.example.org", "mx.accept.example.net", 10)
     dns.start()
     sinks = []
 
@@ -276,6 +279,20 @@ def test_one_email_to_two_domains(world):
     assert e["status"] == "DELIVERED"
     assert a.wait_messages(1)[0].rcpt_tos == ["x@accept.example.net"]
     assert b.wait_messages(1)[0].rcpt_tos == ["y@other.example.net"]
+
+
+def test_domains_with_the_same_mx_share_one_transaction(world):
+    """Destinations are MX hosts, not domains: one email to three domains served by one MX
+    host goes in one transaction, over one connection."""
+    sink = world.sink("accept")
+    ph, key = world.server()
+    rcpts = ["x@accept.example.net", "y@alias1.example.org", "z@alias2.example.org"]
+    e = wait_status(ph, key, send(ph, key, rcpts))
+    assert e["status"] == "DELIVERED", e
+    got = sink.wait_messages(1)
+    time.sleep(0.5)  # nothing more arrives
+    assert len(sink.messages) == 1 and sorted(got[0].rcpt_tos) == rcpts
+    assert sink.connections == 1, ph.output()
 
 
 def test_null_mx_fails(world):

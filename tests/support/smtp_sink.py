@@ -98,6 +98,7 @@ class SmtpSink:
 
     def start(self) -> "SmtpSink":
         self.controller.start()
+        self.connections = 0  # the controller's own readiness probe is not a client
         return self
 
     def stop(self) -> None:
