@@ -368,7 +368,18 @@ asio::awaitable<void> QueueManager::Impl::run() {
     auto self = shared_from_this();
     if (auto n = co_await store.release_leases(""); n && *n > 0)
         log::info("delivery: lifted {} leases left by the last run", *n);
+    const auto lease_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(options.lease).count();
+    UnixMs next_renewal = clock.now_ms() + lease_ms / 2;
     while (!stopping) {
+        // The leases of mail claimed and not yet finished are renewed at half their term,
+        // so that mail waiting long for a slow destination is not claimed a second time.
+        if (const auto t = clock.now_ms(); t >= next_renewal) {
+            next_renewal = t + lease_ms / 2;
+            auto owner = options.node_id;
+            if (auto n = co_await store.renew_leases(std::move(owner), t + lease_ms); !n)
+                log::error("delivery: renewing leases: {}", n.error().message());
+        }
         // Claim only what the sessions can take soon: claimed mail waits in memory under
         // its lease, which must not run out before a session gets to it.
         if (backlog >= static_cast<std::size_t>(options.batch)) {
@@ -377,8 +388,7 @@ asio::awaitable<void> QueueManager::Impl::run() {
             continue;
         }
         const auto now = clock.now_ms();
-        const auto lease_until =
-            now + std::chrono::duration_cast<std::chrono::milliseconds>(options.lease).count();
+        const auto lease_until = now + lease_ms;
         auto owner = options.node_id;
         auto claimed = co_await store.claim_due(now, options.batch, std::move(owner), lease_until);
         if (!claimed) {

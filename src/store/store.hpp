@@ -128,6 +128,10 @@ class QueueStore {
     virtual asio::awaitable<Result<void>> apply_delivery(DeliveryReport report) = 0;
     // At start (one node, SQLite): leases left by a process that died are lifted.
     virtual asio::awaitable<Result<std::int64_t>> release_leases(std::string owner) = 0;
+    // Every lease `owner` holds now runs until `lease_until`: mail claimed and still
+    // waiting in memory is not claimed a second time. Answers how many were renewed.
+    virtual asio::awaitable<Result<std::int64_t>> renew_leases(std::string owner,
+                                                               UnixMs lease_until) = 0;
     virtual asio::awaitable<Result<std::vector<DkimKey>>> active_dkim_keys(
         std::string domain_id) = 0;
     // Called (on the caller's executor, after the commit) each time new mail is queued, so that

@@ -208,6 +208,17 @@ asio::awaitable<Result<std::int64_t>> SqliteStore::release_leases(std::string ow
     co_return co_await impl_->writer.write<std::int64_t>(std::move(job));
 }
 
+asio::awaitable<Result<std::int64_t>> SqliteStore::renew_leases(std::string owner,
+                                                                UnixMs lease_until) {
+    auto job = [owner = std::move(owner), lease_until](Db& db) -> Result<std::int64_t> {
+        auto s = db.prepare("UPDATE recipients SET lease_until = ?2 WHERE lease_owner = ?1");
+        if (!s) return s.error();
+        if (auto r = s->bind(1, owner).bind(2, lease_until).run(); !r) return r.error();
+        return db.changes();
+    };
+    co_return co_await impl_->writer.write<std::int64_t>(std::move(job));
+}
+
 asio::awaitable<Result<std::vector<DkimKey>>> SqliteStore::active_dkim_keys(std::string domain_id) {
     auto all = co_await dkim_keys(std::move(domain_id));
     if (!all) co_return all.error();

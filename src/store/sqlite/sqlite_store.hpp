@@ -76,6 +76,8 @@ class SqliteStore final : public Store {
                                                                 UnixMs lease_until) override;
     asio::awaitable<Result<void>> apply_delivery(DeliveryReport report) override;
     asio::awaitable<Result<std::int64_t>> release_leases(std::string owner) override;
+    asio::awaitable<Result<std::int64_t>> renew_leases(std::string owner,
+                                                       UnixMs lease_until) override;
     asio::awaitable<Result<std::vector<DkimKey>>> active_dkim_keys(std::string domain_id) override;
     void set_queue_listener(std::function<void()> listener) override;
 

@@ -353,6 +353,55 @@ TEST_F(SqliteStoreTest, ReadersSeeWritesOfThisAndOtherProcesses) {
     for (int i = 0; i < 4; ++i) EXPECT_EQ(run(store_->list_logs({.account_id = acc.id}))->total, 1);
 }
 
+// Claimed mail is leased; a renewed lease keeps it from being claimed again, and a lease
+// that ran out lets it be claimed again (a crash, or a lease not renewed).
+TEST_F(SqliteStoreTest, LeasesKeepClaimedMailAndRenewalsExtendThem) {
+    auto acc = make_account("acme");
+    const auto domain_id = new_id("dom_", 1);
+    ASSERT_TRUE(run(store_->create_domain({.id = domain_id,
+                                           .account_id = acc.id,
+                                           .name = "mail.example.com",
+                                           .token = "t1",
+                                           .created_at = 1,
+                                           .updated_at = 1},
+                                          {})));
+    NewEmail n;
+    n.email = {.id = new_id("em_", 1),
+               .account_id = acc.id,
+               .domain_id = domain_id,
+               .from_email = "a@mail.example.com",
+               .to_display = "b@example.net",
+               .subject = "s",
+               .message_id = "m@h",
+               .return_token = "rt1",
+               .source = "api",
+               .created_at = 1,
+               .queued_at = 1};
+    n.envelope = {.id = new_id("env_", 1),
+                  .account_id = acc.id,
+                  .email_id = n.email.id,
+                  .subject = "s",
+                  .from_email = "a@mail.example.com",
+                  .total_recipients = 1,
+                  .created_at = 1};
+    n.recipients = {
+        {.address = "b@example.net", .domain = "example.net", .type = "to", .next_attempt_at = 1}};
+    n.raw = "Subject: s\r\n\r\nbody\r\n";
+    auto created = run(store_->create_email(std::move(n)));
+    ASSERT_TRUE(created) << created.error().message();
+
+    auto first = run(store_->claim_due(100, 10, "node-a", 1000));
+    ASSERT_TRUE(first);
+    ASSERT_EQ(first->size(), 1u);
+    EXPECT_TRUE(run(store_->claim_due(500, 10, "node-a", 1500))->empty()) << "leased";
+    auto renewed = run(store_->renew_leases("node-a", 5000));
+    ASSERT_TRUE(renewed);
+    EXPECT_EQ(*renewed, 1);
+    EXPECT_EQ(*run(store_->renew_leases("node-b", 9000)), 0) << "only the owner's leases";
+    EXPECT_TRUE(run(store_->claim_due(2000, 10, "node-a", 3000))->empty()) << "renewed";
+    EXPECT_EQ(run(store_->claim_due(6000, 10, "node-a", 7000))->size(), 1u) << "ran out";
+}
+
 // A write nobody waits for (a log entry) rides with the next awaited write, in its commit;
 // alone, it is committed shortly after all the same.
 TEST_F(SqliteStoreTest, LazyWritesRideWithTheNextCommitOrGoOnTheirOwn) {
