@@ -2,6 +2,8 @@
 // names, header names and e-mail domains compare case-insensitively in ASCII only).
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -13,6 +15,21 @@ inline std::string ascii_lower(std::string_view s) {
     for (auto& c : out)
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     return out;
+}
+
+// True when no byte of `s` has the high bit set: eight bytes at a time (a message body
+// is scanned this way before it is sent, so this is on the delivery path).
+inline bool is_ascii(std::string_view s) {
+    const char* p = s.data();
+    std::size_t n = s.size();
+    std::uint64_t any = 0;
+    for (; n >= 8; p += 8, n -= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p, 8);
+        any |= w;
+    }
+    for (; n > 0; ++p, --n) any |= static_cast<unsigned char>(*p);
+    return (any & 0x8080808080808080ULL) == 0;
 }
 
 }  // namespace posthorn::core

@@ -74,29 +74,36 @@ std::string dkim_relaxed_header(std::string_view name, std::string_view value) {
 // and a non-empty body ends in CRLF.
 std::string dkim_relaxed_body(std::string_view body) {
     std::string out;
+    out.reserve(body.size() + 2);
     std::size_t pos = 0;
-    std::string pending_empty;  // CRLFs of empty lines, held until a non-empty line comes
+    std::size_t pending_empty = 0;  // empty lines, held until a non-empty line comes
     while (pos < body.size()) {
         auto eol = body.find("\r\n", pos);
         const bool last = eol == std::string_view::npos;
         const auto line = body.substr(pos, (last ? body.size() : eol) - pos);
-        std::string l;
-        bool space = false;
-        for (char c : line) {
-            if (is_wsp(c)) {
-                space = true;
-                continue;
-            }
-            if (space) l += ' ';
-            space = false;
-            l += c;
-        }
-        if (l.empty()) {
-            pending_empty += "\r\n";
+        const std::size_t mark = out.size();
+        for (; pending_empty > 0; --pending_empty) out += "\r\n";
+        const std::size_t start = out.size();
+        // Most lines have no tab, no run of spaces and no trailing space: copied whole.
+        if (line.find('\t') == std::string_view::npos &&
+            line.find("  ") == std::string_view::npos && (line.empty() || line.back() != ' ')) {
+            out.append(line);
         } else {
-            out += pending_empty;
-            pending_empty.clear();
-            out += l;
+            bool space = false;
+            for (char c : line) {
+                if (is_wsp(c)) {
+                    space = true;
+                    continue;
+                }
+                if (space) out += ' ';
+                space = false;
+                out += c;
+            }
+        }
+        if (out.size() == start) {  // empty once canonical: held back, with those before
+            out.resize(mark);
+            pending_empty += (start - mark) / 2 + 1;
+        } else {
             out += "\r\n";
         }
         if (last) break;

@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "core/text.hpp"
 #include "mail/detail/gmime.hpp"
 
 namespace posthorn::mail {
@@ -11,9 +12,16 @@ using detail::GObj;
 namespace {
 
 GObj<GMimeObject> text_part(const char* subtype, const std::string& content) {
+    // What g_mime_text_part_set_text does, without its charset guess, which steps through
+    // the text character by character: the text is UTF-8 (JSON strings are), so it is
+    // us-ascii when no byte has the high bit set, and utf-8 otherwise.
     GObj<GMimeTextPart> part(g_mime_text_part_new_with_subtype(subtype));
-    g_mime_text_part_set_text(part.get(), content.c_str());  // sets charset (us-ascii/utf-8)
+    GObj<GMimeStream> stream(g_mime_stream_mem_new_with_buffer(content.data(), content.size()));
+    GObj<GMimeDataWrapper> wrapper(
+        g_mime_data_wrapper_new_with_stream(stream.get(), GMIME_CONTENT_ENCODING_DEFAULT));
     auto* p = GMIME_PART(part.get());
+    g_mime_part_set_content(p, wrapper.get());
+    g_mime_text_part_set_charset(part.get(), core::is_ascii(content) ? "us-ascii" : "utf-8");
     g_mime_part_set_content_encoding(
         p, g_mime_part_get_best_content_encoding(p, GMIME_ENCODING_CONSTRAINT_7BIT));
     return GObj<GMimeObject>(GMIME_OBJECT(part.release()));

@@ -5,6 +5,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
+#include "core/text.hpp"
 #include "smtp/errors.hpp"
 
 namespace posthorn::smtp {
@@ -20,21 +21,24 @@ std::string upper(std::string_view s) {
     return out;
 }
 
-bool needs_utf8(std::string_view s) {
-    for (unsigned char c : s)
-        if (c >= 0x80) return true;
-    return false;
-}
+bool needs_utf8(std::string_view s) { return !core::is_ascii(s); }
 
 // RFC 5321 §4.5.2: a line that starts with "." gets one more; the data ends in CRLF.CRLF.
+// The lines between are copied whole.
 std::string dot_stuff(std::string_view data) {
     std::string out;
     out.reserve(data.size() + data.size() / 64 + 8);
-    bool line_start = true;
-    for (char c : data) {
-        if (line_start && c == '.') out.push_back('.');
-        out.push_back(c);
-        line_start = c == '\n';
+    std::size_t pos = 0;
+    if (!data.empty() && data.front() == '.') out.push_back('.');
+    for (;;) {
+        const auto dot = data.find("\n.", pos);
+        if (dot == std::string_view::npos) {
+            out.append(data.substr(pos));
+            break;
+        }
+        out.append(data.substr(pos, dot + 1 - pos));
+        out.push_back('.');
+        pos = dot + 1;
     }
     if (out.size() < 2 || out.compare(out.size() - 2, 2, "\r\n") != 0) out += "\r\n";
     out += ".\r\n";
