@@ -11,6 +11,30 @@ using detail::GObj;
 
 namespace {
 
+// The transfer encoding that g_mime_part_get_best_content_encoding picks under the 7-bit
+// constraint, worked out here in one pass (GMime's runs a filter over the content): base64
+// when there is a NUL or 17% or more of the bytes are 8-bit; quoted-printable for fewer
+// 8-bit bytes, for a line over 998 octets, or for a line that starts with "From " (which
+// mbox readers would mangle); otherwise none (7bit, no header).
+GMimeContentEncoding best_encoding(std::string_view text) {
+    if (text.find('\0') != std::string_view::npos) return GMIME_CONTENT_ENCODING_BASE64;
+    if (!core::is_ascii(text)) {
+        std::size_t eight_bit = 0;
+        for (unsigned char c : text) eight_bit += c >= 0x80 ? 1 : 0;
+        const auto limit = static_cast<std::size_t>(static_cast<double>(text.size()) * 0.17);
+        return eight_bit >= limit ? GMIME_CONTENT_ENCODING_BASE64
+                                  : GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
+    }
+    for (std::size_t pos = 0; pos < text.size();) {
+        auto eol = text.find('\n', pos);
+        if (eol == std::string_view::npos) eol = text.size();
+        if (eol - pos > 998 || text.substr(pos, 5) == "From ")
+            return GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
+        pos = eol + 1;
+    }
+    return GMIME_CONTENT_ENCODING_DEFAULT;
+}
+
 GObj<GMimeObject> text_part(const char* subtype, const std::string& content) {
     // What g_mime_text_part_set_text does, without its charset guess, which steps through
     // the text character by character: the text is UTF-8 (JSON strings are), so it is
@@ -22,8 +46,7 @@ GObj<GMimeObject> text_part(const char* subtype, const std::string& content) {
     auto* p = GMIME_PART(part.get());
     g_mime_part_set_content(p, wrapper.get());
     g_mime_text_part_set_charset(part.get(), core::is_ascii(content) ? "us-ascii" : "utf-8");
-    g_mime_part_set_content_encoding(
-        p, g_mime_part_get_best_content_encoding(p, GMIME_ENCODING_CONSTRAINT_7BIT));
+    g_mime_part_set_content_encoding(p, best_encoding(content));
     return GObj<GMimeObject>(GMIME_OBJECT(part.release()));
 }
 

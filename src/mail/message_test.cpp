@@ -32,6 +32,38 @@ TEST(BuildMessage, TextOnlyIsOnePart) {
         ASSERT_EQ(m[i - 1], '\r') << "bare LF at " << i;
 }
 
+// The transfer encoding of a text part and its charset, as GMime's own choice would be:
+// none for short ASCII lines; quoted-printable for a long line, a "From " line or a few
+// 8-bit bytes; base64 for many 8-bit bytes or a NUL.
+TEST(BuildMessage, TextPartsGetTheEncodingThatFits) {
+    auto encoding_of = [](std::string text) {
+        auto s = base();
+        s.text = std::move(text);
+        const auto m = build_message(s);
+        const auto at = m.find("Content-Transfer-Encoding: ");
+        if (at == std::string::npos) return std::string("none");
+        return m.substr(at + 27, m.find("\r\n", at) - at - 27);
+    };
+    auto charset_of = [](std::string text) {
+        auto s = base();
+        s.text = std::move(text);
+        const auto m = build_message(s);
+        const auto at = m.find("charset=");
+        return at == std::string::npos ? std::string() : m.substr(at + 8, 8);
+    };
+    EXPECT_EQ(encoding_of("short lines\nof ASCII\n"), "none");
+    EXPECT_EQ(charset_of("short lines\nof ASCII\n").substr(0, 8), "us-ascii");
+    EXPECT_EQ(encoding_of(std::string(998, 'a') + "\nok\n"), "none");
+    EXPECT_EQ(encoding_of(std::string(999, 'a') + "\nlong\n"), "quoted-printable");
+    EXPECT_EQ(encoding_of("hello\nFrom here on\n"), "quoted-printable");
+    EXPECT_EQ(encoding_of("From the start\n"), "quoted-printable");
+    EXPECT_EQ(encoding_of("caf\xC3\xA9 and a lot of plain ASCII text around it\n"),
+              "quoted-printable");
+    EXPECT_EQ(charset_of("caf\xC3\xA9").substr(0, 5), "utf-8");
+    EXPECT_EQ(encoding_of("\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82"), "base64");
+    EXPECT_EQ(encoding_of(std::string("nul\0byte", 8)), "base64");
+}
+
 TEST(BuildMessage, StructureForTextHtmlInlineAndFiles) {
     auto s = base();
     s.text = "plain";
