@@ -184,9 +184,19 @@ asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
         mail::DkimKey dk{.domain = e.from_domain, .selector = k.selector, .key = *parsed};
         it = dkim_keys.emplace(e.domain_id, std::move(dk)).first;
     }
+    // Read only now, from a reader: the claim left it in the database.
+    auto account = e.account_id;
+    auto id = e.id;
+    auto raw = co_await store.email_raw(std::move(account), std::move(id));
+    if (!raw) {
+        log::error("delivery: reading the message of {}: {}", e.id, raw.error().message());
+        co_return std::nullopt;
+    }
     mail::DkimKey key = it->second;  // shares the parsed key
     const auto now = clock.now_ms();
-    auto sign = [raw = e.raw, key = std::move(key), now] { return mail::dkim_sign(raw, key, now); };
+    auto sign = [raw = std::move(*raw), key = std::move(key), now] {
+        return mail::dkim_sign(raw, key, now);
+    };
     auto pool = blocking;
     auto signed_msg = co_await core::run_blocking(std::move(pool), std::move(sign));
     if (!signed_msg) co_return std::nullopt;

@@ -235,7 +235,8 @@ struct QueuedEmail {
     std::string from_domain;  // the sender's domain name (DKIM d=)
     std::string return_token;
     std::string message_id;
-    std::string raw;
+    // The message itself is not claimed with it: a session reads it (EmailStore::email_raw)
+    // when it is about to send it, so that claimed mail does not sit in memory.
     std::vector<QueuedRecipient> recipients;
 };
 

@@ -50,8 +50,7 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
         for (auto& [email_id, recipients] : by_email) {
             auto e = db.prepare(
                 "SELECT e.account_id, COALESCE(e.domain_id, ''), COALESCE(d.name, ''), "
-                "e.return_token, e.message_id, b.raw FROM emails e "
-                "JOIN email_bodies b ON b.email_id = e.id "
+                "e.return_token, e.message_id FROM emails e "
                 "LEFT JOIN domains d ON d.id = e.domain_id WHERE e.id = ?1");
             if (!e) return e.error();
             e->bind(1, email_id);
@@ -64,7 +63,6 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
                                       .from_domain = e->text(2),
                                       .return_token = e->text(3),
                                       .message_id = e->text(4),
-                                      .raw = e->text(5),
                                       .recipients = std::move(recipients)});
         }
         return out;
