@@ -188,45 +188,52 @@ asio::awaitable<Result<Page<WebhookAttempt>>> SqliteStore::list_webhook_attempts
 
 asio::awaitable<Result<std::vector<DueWebhookDelivery>>> SqliteStore::claim_webhook_deliveries(
     UnixMs now, int limit, std::string owner, UnixMs lease_until) {
-    return impl_->writer.write<std::vector<DueWebhookDelivery>>(
-        [now, limit, owner = std::move(owner),
-         lease_until](Db& db) -> Result<std::vector<DueWebhookDelivery>> {
-            auto s = db.prepare(
-                "SELECT d.id, w.id, w.url, w.secret, e.id, e.type, e.email_id, e.data, "
-                "e.created_at, d.attempts FROM webhook_deliveries d "
-                "JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id "
-                "WHERE d.state = 'pending' AND d.next_attempt_at <= ?1 AND w.active = 1 "
-                "AND (d.lease_until IS NULL OR d.lease_until <= ?1) "
-                "ORDER BY d.next_attempt_at, d.id LIMIT ?2");
-            if (!s) return s.error();
-            s->bind(1, now).bind(2, limit);
-            std::vector<DueWebhookDelivery> out;
-            for (;;) {
-                auto row = s->step();
-                if (!row) return row.error();
-                if (!*row) break;
-                DueWebhookDelivery d{.delivery_id = s->int64(0),
-                                     .webhook_id = s->text(1),
-                                     .url = s->text(2),
-                                     .secret = s->text(3),
-                                     .event_id = s->text(4),
-                                     .event_type = s->text(5),
-                                     .data_json = s->text(7),
-                                     .event_created_at = s->int64(8),
-                                     .attempts = static_cast<int>(s->int64(9))};
-                if (!s->is_null(6)) d.email_id = s->text(6);
-                out.push_back(std::move(d));
-            }
-            auto lease = db.prepare(
-                "UPDATE webhook_deliveries SET lease_owner = ?2, lease_until = ?3 WHERE id = ?1");
-            if (!lease) return lease.error();
-            for (const auto& d : out)
-                if (auto r =
-                        lease->bind(1, d.delivery_id).bind(2, owner).bind(3, lease_until).run();
-                    !r)
-                    return r.error();
-            return out;
-        });
+    // Polled every second: a reader looks first, so that an idle poll costs the writer
+    // nothing.
+    auto check = detail::anything_due(
+        "SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ?1 "
+        "AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1",
+        now);
+    auto any = co_await impl_->read(std::move(check));
+    if (any && !*any) co_return std::vector<DueWebhookDelivery>{};
+    auto job = [now, limit, owner = std::move(owner),
+                lease_until](Db& db) -> Result<std::vector<DueWebhookDelivery>> {
+        auto s = db.prepare(
+            "SELECT d.id, w.id, w.url, w.secret, e.id, e.type, e.email_id, e.data, "
+            "e.created_at, d.attempts FROM webhook_deliveries d "
+            "JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id "
+            "WHERE d.state = 'pending' AND d.next_attempt_at <= ?1 AND w.active = 1 "
+            "AND (d.lease_until IS NULL OR d.lease_until <= ?1) "
+            "ORDER BY d.next_attempt_at, d.id LIMIT ?2");
+        if (!s) return s.error();
+        s->bind(1, now).bind(2, limit);
+        std::vector<DueWebhookDelivery> out;
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            DueWebhookDelivery d{.delivery_id = s->int64(0),
+                                 .webhook_id = s->text(1),
+                                 .url = s->text(2),
+                                 .secret = s->text(3),
+                                 .event_id = s->text(4),
+                                 .event_type = s->text(5),
+                                 .data_json = s->text(7),
+                                 .event_created_at = s->int64(8),
+                                 .attempts = static_cast<int>(s->int64(9))};
+            if (!s->is_null(6)) d.email_id = s->text(6);
+            out.push_back(std::move(d));
+        }
+        auto lease = db.prepare(
+            "UPDATE webhook_deliveries SET lease_owner = ?2, lease_until = ?3 WHERE id = ?1");
+        if (!lease) return lease.error();
+        for (const auto& d : out)
+            if (auto r = lease->bind(1, d.delivery_id).bind(2, owner).bind(3, lease_until).run();
+                !r)
+                return r.error();
+        return out;
+    };
+    co_return co_await impl_->writer.write<std::vector<DueWebhookDelivery>>(std::move(job));
 }
 
 asio::awaitable<Result<void>> SqliteStore::record_webhook_attempt(WebhookAttemptResult r) {

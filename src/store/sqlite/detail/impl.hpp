@@ -53,6 +53,20 @@ class ReaderPool {
     std::vector<Db> free_;
 };
 
+// A read job: whether `sql` (whose one parameter ?1 is `now`) finds a row. The pollers ask
+// this of a reader before they claim through the writer.
+inline auto anything_due(const char* sql, UnixMs now) {
+    return [sql, now](Db& db) -> Result<bool> {
+        auto s = db.prepare(sql);
+        using R = Result<bool>;  // a bool and an error code would be ambiguous
+        if (!s) return R(boost::system::in_place_error, s.error());
+        s->bind(1, now);
+        auto row = s->step();
+        if (!row) return R(boost::system::in_place_error, row.error());
+        return R(*row);
+    };
+}
+
 }  // namespace detail
 
 using detail::Db;
