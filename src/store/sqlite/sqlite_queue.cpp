@@ -203,14 +203,10 @@ asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
 }
 
 asio::awaitable<Result<std::int64_t>> SqliteStore::release_leases(std::string owner) {
-    auto job = [owner = std::move(owner)](Db& db) -> Result<std::int64_t> {
-        auto s = db.prepare(
-            "UPDATE recipients SET lease_owner = NULL, lease_until = NULL "
-            "WHERE lease_owner IS NOT NULL AND (?1 = '' OR lease_owner = ?1)");
-        if (!s) return s.error();
-        if (auto r = s->bind(1, owner).run(); !r) return r.error();
-        return db.changes();
-    };
+    auto job = detail::lift_leases(
+        "UPDATE recipients SET lease_owner = NULL, lease_until = NULL "
+        "WHERE lease_owner IS NOT NULL AND (?1 = '' OR lease_owner = ?1)",
+        std::move(owner));
     co_return co_await impl_->writer.write<std::int64_t>(std::move(job));
 }
 

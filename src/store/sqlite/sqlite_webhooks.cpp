@@ -267,14 +267,9 @@ asio::awaitable<Result<void>> SqliteStore::record_webhook_attempt(WebhookAttempt
 
 asio::awaitable<Result<std::int64_t>> SqliteStore::release_webhook_leases(std::string owner) {
     return impl_->writer.write<std::int64_t>(
-        [owner = std::move(owner)](Db& db) -> Result<std::int64_t> {
-            auto s = db.prepare(
-                "UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL "
-                "WHERE lease_owner IS NOT NULL AND (?1 = '' OR lease_owner = ?1)");
-            if (!s) return s.error();
-            if (auto r = s->bind(1, owner).run(); !r) return r.error();
-            return db.changes();
-        });
+        detail::lift_leases("UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL "
+                            "WHERE lease_owner IS NOT NULL AND (?1 = '' OR lease_owner = ?1)",
+                            std::move(owner)));
 }
 
 }  // namespace posthorn::store::sqlite

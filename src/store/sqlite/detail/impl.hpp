@@ -67,6 +67,17 @@ inline auto anything_due(const char* sql, UnixMs now) {
     };
 }
 
+// A write job: `sql` lifts the leases of owner ?1 (all leases when it is ""), answering how
+// many it lifted. The queue and the webhook outbox use it at start.
+inline auto lift_leases(const char* sql, std::string owner) {
+    return [sql, owner = std::move(owner)](Db& db) -> Result<std::int64_t> {
+        auto s = db.prepare(sql);
+        if (!s) return s.error();
+        if (auto r = s->bind(1, owner).run(); !r) return r.error();
+        return db.changes();
+    };
+}
+
 }  // namespace detail
 
 using detail::Db;
