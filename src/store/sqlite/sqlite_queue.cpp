@@ -24,12 +24,11 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
                                                                          UnixMs lease_until) {
     // Polled every second when idle: a reader looks first, so that an idle poll costs the
     // writer nothing.
-    auto check = detail::anything_due(
-        "SELECT 1 FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?1 "
-        "AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1",
-        now);
-    auto any = co_await impl_->read(std::move(check));
-    if (any && !*any) co_return std::vector<QueuedEmail>{};
+    if (co_await impl_->nothing_due(
+            "SELECT 1 FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?1 "
+            "AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1",
+            now))
+        co_return std::vector<QueuedEmail>{};
     auto job = [now, limit, owner = std::move(owner),
                 lease_until](Db& db) -> Result<std::vector<QueuedEmail>> {
         auto s = db.prepare(

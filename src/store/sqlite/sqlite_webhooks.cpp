@@ -190,12 +190,11 @@ asio::awaitable<Result<std::vector<DueWebhookDelivery>>> SqliteStore::claim_webh
     UnixMs now, int limit, std::string owner, UnixMs lease_until) {
     // Polled every second: a reader looks first, so that an idle poll costs the writer
     // nothing.
-    auto check = detail::anything_due(
-        "SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ?1 "
-        "AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1",
-        now);
-    auto any = co_await impl_->read(std::move(check));
-    if (any && !*any) co_return std::vector<DueWebhookDelivery>{};
+    if (co_await impl_->nothing_due(
+            "SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ?1 "
+            "AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1",
+            now))
+        co_return std::vector<DueWebhookDelivery>{};
     auto job = [now, limit, owner = std::move(owner),
                 lease_until](Db& db) -> Result<std::vector<DueWebhookDelivery>> {
         auto s = db.prepare(

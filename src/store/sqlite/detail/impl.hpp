@@ -53,20 +53,6 @@ class ReaderPool {
     std::vector<Db> free_;
 };
 
-// A read job: whether `sql` (whose one parameter ?1 is `now`) finds a row. The pollers ask
-// this of a reader before they claim through the writer.
-inline auto anything_due(const char* sql, UnixMs now) {
-    return [sql, now](Db& db) -> Result<bool> {
-        auto s = db.prepare(sql);
-        using R = Result<bool>;  // a bool and an error code would be ambiguous
-        if (!s) return R(boost::system::in_place_error, s.error());
-        s->bind(1, now);
-        auto row = s->step();
-        if (!row) return R(boost::system::in_place_error, row.error());
-        return R(*row);
-    };
-}
-
 // A write job: `sql` lifts the leases of owner ?1 (all leases when it is ""), answering how
 // many it lifted. The queue and the webhook outbox use it at start.
 inline auto lift_leases(const char* sql, std::string owner) {
@@ -97,6 +83,23 @@ struct SqliteStore::Impl {
                 detail::ReaderPool::Lease lease(reader_pool, reader_pool.take());
                 return fn(lease.db());
             });
+    }
+
+    // Whether a reader finds no row for `sql` (whose one parameter ?1 is `now`): the pollers
+    // ask this before they claim through the writer, so that an idle poll costs the writer
+    // nothing. A failed read answers false: the claim then goes ahead and reports it.
+    asio::awaitable<bool> nothing_due(const char* sql, UnixMs now) {
+        auto check = [sql, now](Db& db) -> Result<bool> {
+            using R = Result<bool>;  // a bool and an error code would be ambiguous
+            auto s = db.prepare(sql);
+            if (!s) return R(boost::system::in_place_error, s.error());
+            s->bind(1, now);
+            auto row = s->step();
+            if (!row) return R(boost::system::in_place_error, row.error());
+            return R(*row);
+        };
+        auto any = co_await read(std::move(check));
+        co_return any && !*any;
     }
 
     detail::Writer writer;
