@@ -24,9 +24,11 @@ constexpr UnixMs kRouteTtlMs = 60'000;
 // destination: its sessions, its connection limit, and one transaction per email.
 std::string destination_of(const std::vector<Target>& targets) {
     std::string key;
+    const std::string* last = nullptr;
     for (const auto& t : targets) {
-        if (!key.empty() && key.ends_with(t.host)) continue;  // the host's next address
+        if (last && *last == t.host) continue;  // the same host's next address
         key += (key.empty() ? "" : ",") + t.host;
+        last = &t.host;
     }
     return key;
 }
@@ -409,13 +411,14 @@ asio::awaitable<void> QueueManager::Impl::run() {
             co_await timer.async_wait(use_nothrow_awaitable);
             continue;
         }
-        // The routes of the recipients' domains, looked up where not known.
+        // The routes of the recipients' domains, looked up where not known (or no longer:
+        // expired ones are dropped first, so that the map holds only the domains in use).
+        std::erase_if(routes, [now](const auto& r) { return r.second.until <= now; });
         std::vector<std::string> unknown;
         for (const auto& e : *claimed)
             for (const auto& r : e.recipients) {
                 auto d = options.relay ? std::string() : r.domain;
-                auto it = routes.find(d);
-                if ((it == routes.end() || it->second.until <= now) &&
+                if (!routes.contains(d) &&
                     std::find(unknown.begin(), unknown.end(), d) == unknown.end())
                     unknown.push_back(std::move(d));
             }
