@@ -1,8 +1,6 @@
 #include "http/server.hpp"
 
 #include <atomic>
-#include <mutex>
-#include <unordered_set>
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -13,6 +11,7 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/url/parse.hpp>
 
+#include "core/accept.hpp"
 #include "core/listen.hpp"
 #include "core/log.hpp"
 
@@ -79,41 +78,14 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     Handler handler;
     tcp::acceptor acceptor;
     std::atomic<bool> stopping{false};
-    mutable std::mutex mutex;
-    std::unordered_set<std::shared_ptr<Conn>> conns;  // guarded by mutex
+    core::Connections<Conn> conns;
 };
 
 asio::awaitable<void> Server::Impl::accept_loop() {
-    auto self = shared_from_this();
-    while (!stopping) {
-        auto& ctx = pool.next();
-        auto [ec, socket] = co_await acceptor.async_accept(ctx, use_nothrow_awaitable);
-        if (ec) {
-            if (ec == asio::error::operation_aborted || stopping) break;
-            // EMFILE and friends: wait a little rather than spin.
-            log::warn("http accept: {}", ec.message());
-            asio::steady_timer t(acceptor.get_executor(), std::chrono::milliseconds(100));
-            co_await t.async_wait(use_nothrow_awaitable);
-            continue;
-        }
-        socket.set_option(tcp::no_delay(true), ec);
-        auto conn = std::make_shared<Conn>(std::move(socket));
-        {
-            std::lock_guard lock(mutex);
-            conns.insert(conn);
-        }
-        asio::co_spawn(ctx, session(conn), [self, conn](std::exception_ptr e) {
-            if (e) {
-                try {
-                    std::rethrow_exception(e);
-                } catch (const std::exception& ex) {
-                    log::error("http session: {}", ex.what());
-                }
-            }
-            std::lock_guard lock(self->mutex);
-            self->conns.erase(conn);
-        });
-    }
+    return core::accept_connections(
+        shared_from_this(), acceptor, pool, stopping, conns, "http",
+        [](tcp::socket socket) { return std::make_shared<Conn>(std::move(socket)); },
+        [this](std::shared_ptr<Conn> conn) { return session(std::move(conn)); });
 }
 
 asio::awaitable<void> Server::Impl::send(Conn& conn, Response res, unsigned version,
@@ -175,7 +147,12 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             else if (is_parse_error(hec))
                 refusal = error_response(400, "VALIDATION_ERROR",
                                          "malformed HTTP request: " + hec.message());
-            if (refusal) co_await send(*conn, std::move(*refusal), 11, false);
+            if (refusal) {
+                // The rest of an oversized or broken header may still be on its way: drop
+                // it for a moment, so that the client reads our answer, not a reset.
+                co_await send(*conn, std::move(*refusal), 11, false);
+                co_await linger(*conn);
+            }
             break;
         }
         const unsigned version = parser.get().version();
@@ -249,17 +226,13 @@ void Server::stop() {
         error_code ec;
         impl->acceptor.close(ec);
     });
-    std::lock_guard lock(impl_->mutex);
-    for (const auto& conn : impl_->conns) {
+    impl_->conns.each([](const std::shared_ptr<Conn>& conn) {
         asio::post(conn->stream.get_executor(), [conn] {
             if (!conn->busy) conn->stream.cancel();
         });
-    }
+    });
 }
 
-std::size_t Server::connections() const {
-    std::lock_guard lock(impl_->mutex);
-    return impl_->conns.size();
-}
+std::size_t Server::connections() const { return impl_->conns.size(); }
 
 }  // namespace posthorn::http

@@ -5,10 +5,9 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <cstring>
-#include <mutex>
-#include <unordered_set>
 #include <vector>
 
+#include "core/accept.hpp"
 #include "core/listen.hpp"
 #include "core/log.hpp"
 #include "crypto/keys.hpp"
@@ -118,8 +117,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     tcp::acceptor acceptor;
     std::shared_ptr<boost::asio::ssl::context> no_tls;
     std::atomic<bool> stopping{false};
-    mutable std::mutex mutex;
-    std::unordered_set<std::shared_ptr<Conn>> conns;
+    core::Connections<Conn> conns;
 };
 
 namespace {
@@ -563,35 +561,12 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
 }
 
 asio::awaitable<void> Server::Impl::accept_loop() {
-    auto self = shared_from_this();
-    while (!stopping) {
-        auto& ctx = pool.next();
-        auto [ec, socket] = co_await acceptor.async_accept(ctx, use_nothrow_awaitable);
-        if (ec) {
-            if (ec == asio::error::operation_aborted || stopping) break;
-            log::warn("smtp accept: {}", ec.message());
-            asio::steady_timer t(acceptor.get_executor(), std::chrono::milliseconds(100));
-            co_await t.async_wait(use_nothrow_awaitable);
-            continue;
-        }
-        socket.set_option(tcp::no_delay(true), ec);
-        auto conn = std::make_shared<Conn>(std::move(socket), options.tls ? *options.tls : *no_tls);
-        {
-            std::lock_guard lock(mutex);
-            conns.insert(conn);
-        }
-        asio::co_spawn(ctx, session(conn), [self, conn](std::exception_ptr e) {
-            if (e) {
-                try {
-                    std::rethrow_exception(e);
-                } catch (const std::exception& ex) {
-                    log::error("smtp session: {}", ex.what());
-                }
-            }
-            std::lock_guard lock(self->mutex);
-            self->conns.erase(conn);
-        });
-    }
+    return core::accept_connections(
+        shared_from_this(), acceptor, pool, stopping, conns, "smtp",
+        [this](tcp::socket socket) {
+            return std::make_shared<Conn>(std::move(socket), options.tls ? *options.tls : *no_tls);
+        },
+        [this](std::shared_ptr<Conn> conn) { return session(std::move(conn)); });
 }
 
 Server::Server(core::IoPool& pool, ServerOptions options, HandlerFactory factory)
@@ -612,16 +587,13 @@ void Server::stop() {
         error_code ec;
         impl->acceptor.close(ec);
     });
-    std::lock_guard lock(impl_->mutex);
-    for (const auto& conn : impl_->conns)
+    impl_->conns.each([](const std::shared_ptr<Conn>& conn) {
         asio::post(conn->stream.get_executor(), [conn] {
             if (!conn->busy) conn->stream.next_layer().cancel();
         });
+    });
 }
 
-std::size_t Server::connections() const {
-    std::lock_guard lock(impl_->mutex);
-    return impl_->conns.size();
-}
+std::size_t Server::connections() const { return impl_->conns.size(); }
 
 }  // namespace posthorn::smtp
