@@ -205,9 +205,12 @@ def test_inbound_accepts_only_its_domains_and_stores_them(world):
         assert ph.get(f"/v1/emails/inbound?{q}", key=key).status == 400, q
 
 
-def raw_session(port, chunks, timeout=5.0) -> bytes:
+def raw_session(port, chunks, timeout=5.0, chunk_wait=None) -> bytes:
+    """Sends each chunk and reads what comes back within `chunk_wait` seconds (default:
+    `timeout`); then half-closes and reads to the end, waiting up to `timeout`."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         out = s.recv(4096)
+        s.settimeout(chunk_wait or timeout)
         for c in chunks:
             try:
                 s.sendall(c)
@@ -221,6 +224,7 @@ def raw_session(port, chunks, timeout=5.0) -> bytes:
             s.shutdown(socket.SHUT_WR)
         except OSError:
             pass
+        s.settimeout(timeout)
         try:
             while chunk := s.recv(65536):
                 out += chunk
@@ -286,7 +290,7 @@ def test_message_framing(world):
     for parts in ([b"Subject: split-a\r\n\r\nbody\r\n.", b"\r\n"],
                   [b"Subject: split-b\r\n\r\nbody\r", b"\n.\r", b"\n"],
                   [b"Subject: split-c\r\n\r\nbody\r\n", b".\r\n"]):
-        out = raw_session(port, [head] + parts + [b"QUIT\r\n"], timeout=0.5)
+        out = raw_session(port, [head] + parts + [b"QUIT\r\n"], chunk_wait=0.5)
         assert b"250 2.0.0 Ok: queued as in_" in out, (parts, out)
         subject = parts[0].split(b"\r\n")[0][9:].decode()
         listed = ph.get(f"/v1/emails/inbound?search={subject}", key=key).json()["data"]
