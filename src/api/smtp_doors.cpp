@@ -28,7 +28,7 @@ Reply reply(int code, std::string text) { return Reply{code, {std::move(text)}};
 
 std::optional<std::string> header(const mail::ParsedMessage& m, std::string_view name) {
     for (const auto& [k, v] : m.headers)
-        if (core::ascii_lower(k) == core::ascii_lower(std::string(name))) return v;
+        if (core::ascii_iequals(k, name)) return v;
     return std::nullopt;
 }
 
@@ -96,8 +96,7 @@ class Submission final : public smtp::SessionHandler {
         if (from.empty()) co_return reply(550, "5.1.7 The From address is not valid");
         // The header From is usually on the MAIL FROM domain, read and checked at MAIL.
         std::optional<store::Domain> domain;
-        if (mail_domain_ &&
-            core::ascii_lower(mail_domain_->name) == core::ascii_lower(from.front().domain)) {
+        if (mail_domain_ && core::ascii_iequals(mail_domain_->name, from.front().domain)) {
             domain = mail_domain_;
         } else {
             auto d = co_await sending_domain(from.front().domain);
@@ -114,7 +113,7 @@ class Submission final : public smtp::SessionHandler {
         std::vector<mail::Mailbox> to, cc, bcc;
         auto in = [](const std::vector<mail::Mailbox>& list, const std::string& a) {
             return std::any_of(list.begin(), list.end(), [&](const mail::Mailbox& m) {
-                return core::ascii_lower(m.address()) == core::ascii_lower(a);
+                return core::ascii_iequals(m.address(), a);
             });
         };
         for (const auto& r : msg.rcpt_to) {
@@ -236,7 +235,7 @@ class Inbound final : public smtp::SessionHandler {
     asio::awaitable<Reply> on_rcpt_to(std::string address) override {
         // RFC 5321 §4.5.1: "postmaster" alone is this server's postmaster, which is
         // postmaster@<smtp.hostname> — received like any address of a domain that takes mail.
-        if (core::ascii_lower(address) == "postmaster")
+        if (core::ascii_iequals(address, "postmaster"))
             address = "postmaster@" + core::ascii_lower(deps_.smtp_hostname);
         auto m = mail::parse_mailbox(address);
         if (!std::holds_alternative<mail::Mailbox>(m))

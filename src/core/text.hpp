@@ -17,6 +17,18 @@ inline std::string ascii_lower(std::string_view s) {
     return out;
 }
 
+// `a` and `b` equal but for the case of A–Z (no copy, unlike comparing ascii_lower()s).
+inline bool ascii_iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+
 // True when no byte of `s` has the high bit set: eight bytes at a time (a message body
 // is scanned this way before it is sent, so this is on the delivery path).
 inline bool is_ascii(std::string_view s) {

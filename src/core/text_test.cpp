@@ -12,6 +12,15 @@ TEST(Text, AsciiLowerLeavesOtherBytesAlone) {
     EXPECT_EQ(ascii_lower("\xC3\x89T\xC3\x89"), "\xC3\x89t\xC3\x89");  // ÉTÉ: only the T
 }
 
+TEST(Text, AsciiIequalsFoldsOnlyAToZ) {
+    EXPECT_TRUE(ascii_iequals("X-Track-Opens", "x-track-OPENS"));
+    EXPECT_TRUE(ascii_iequals("", ""));
+    EXPECT_FALSE(ascii_iequals("From", "Fro"));
+    EXPECT_FALSE(ascii_iequals("a@b", "a@c"));
+    EXPECT_FALSE(ascii_iequals("\xC3\x89", "\xC3\xA9"));  // É and é: not ASCII, not folded
+    EXPECT_FALSE(ascii_iequals("[", "{"));                // 0x5B and 0x7B differ by 0x20 too
+}
+
 TEST(Text, IsAsciiFindsAHighByteAnywhere) {
     EXPECT_TRUE(is_ascii(""));
     std::string s(100, 'a');

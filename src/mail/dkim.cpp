@@ -129,7 +129,7 @@ Result<std::string> dkim_sign(std::string_view message, const DkimKey& key, Unix
     for (auto name : kSigned) {
         int count = 0;
         for (auto it = headers.rbegin(); it != headers.rend(); ++it) {
-            if (core::ascii_lower(it->name) != name) continue;
+            if (!core::ascii_iequals(it->name, name)) continue;
             canonical += dkim_relaxed_header(it->name, it->value) + "\r\n";
             h += (h.empty() ? "" : ":") + std::string(name);
             ++count;

@@ -163,10 +163,9 @@ std::string edit_headers(std::string_view raw, const std::vector<std::string>& r
         const bool continuation = line.front() == ' ' || line.front() == '\t';
         if (!continuation) {
             const auto colon = line.find(':');
-            const auto name =
-                core::ascii_lower(line.substr(0, colon == std::string_view::npos ? 0 : colon));
+            const auto name = line.substr(0, colon == std::string_view::npos ? 0 : colon);
             dropping = std::any_of(remove.begin(), remove.end(), [&](const std::string& r) {
-                return core::ascii_lower(r) == name;
+                return core::ascii_iequals(r, name);
             });
         }
         if (!dropping) out.append(line);
