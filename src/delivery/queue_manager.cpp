@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "core/blocking.hpp"
 #include "core/log.hpp"
@@ -99,6 +100,7 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     // Recipient domain ("" with a relay) → its route, kept kRouteTtlMs (touched on ex only).
     struct KnownRoute {
         std::variant<std::vector<Target>, Outcome> route;
+        std::string destination;  // destination_of the targets; "" for an outcome
         UnixMs until = 0;
     };
     std::map<std::string, KnownRoute> routes;
@@ -333,8 +335,10 @@ asio::awaitable<void> QueueManager::Impl::resolve_one(std::string domain,
     auto self = shared_from_this();
     auto relay = options.relay;
     auto routed = co_await route(resolver, domain, std::move(relay), options.mx_port);
-    const bool found = std::holds_alternative<std::vector<Target>>(routed);
-    routes[domain] = KnownRoute{std::move(routed), clock.now_ms() + (found ? kRouteTtlMs : 0)};
+    const auto* targets = std::get_if<std::vector<Target>>(&routed);
+    auto destination = targets ? destination_of(*targets) : std::string();
+    const UnixMs until = clock.now_ms() + (targets ? kRouteTtlMs : 0);
+    routes[domain] = KnownRoute{std::move(routed), std::move(destination), until};
     if (--*left == 0) done->expires_at(asio::steady_timer::time_point::min());
 }
 
@@ -414,15 +418,13 @@ asio::awaitable<void> QueueManager::Impl::run() {
         // The routes of the recipients' domains, looked up where not known (or no longer:
         // expired ones are dropped first, so that the map holds only the domains in use).
         std::erase_if(routes, [now](const auto& r) { return r.second.until <= now; });
-        std::vector<std::string> unknown;
+        std::set<std::string> unknown;
         for (const auto& e : *claimed)
-            for (const auto& r : e.recipients) {
-                auto d = options.relay ? std::string() : r.domain;
-                if (!routes.contains(d) &&
-                    std::find(unknown.begin(), unknown.end(), d) == unknown.end())
-                    unknown.push_back(std::move(d));
-            }
-        co_await resolve(std::move(unknown));
+            for (const auto& r : e.recipients)
+                if (auto d = options.relay ? std::string() : r.domain; !routes.contains(d))
+                    unknown.insert(std::move(d));
+        std::vector<std::string> to_resolve(unknown.begin(), unknown.end());
+        co_await resolve(std::move(to_resolve));
         if (stopping) break;  // the claimed mail keeps its lease; the next start lifts it
 
         // Suppressed addresses are never attempted, and a domain without a route gets its
@@ -443,14 +445,14 @@ asio::awaitable<void> QueueManager::Impl::run() {
                     ++counters.blocked;
                     continue;
                 }
-                const auto& known = routes[options.relay ? std::string() : r.domain].route;
-                if (const auto* why = std::get_if<Outcome>(&known)) {
+                const auto& known = routes[options.relay ? std::string() : r.domain];
+                if (const auto* why = std::get_if<Outcome>(&known.route)) {
                     settled.push_back(outcome_for(r, *why, now));
                     continue;
                 }
-                const auto& targets = std::get<std::vector<Target>>(known);
-                const auto key = destination_of(targets);
-                targets_of.emplace(key, targets);
+                const auto& key = known.destination;
+                if (!targets_of.contains(key))
+                    targets_of.emplace(key, std::get<std::vector<Target>>(known.route));
                 auto& job = jobs[key];
                 job.email = email;
                 job.recipients.push_back(r);
