@@ -185,18 +185,23 @@ stop_postfix() {
   pf_master=
 }
 
-cleanup() {
-  local rc=$?
-  trap - EXIT INT TERM
-  if [[ -n $bg_pid ]]; then kill -TERM "$bg_pid" 2>/dev/null || true; fi
-  if [[ -n $perf_pid ]]; then kill -INT "$perf_pid" 2>/dev/null || true; fi
-  if [[ -n $pstat_pid ]]; then kill -INT "$pstat_pid" 2>/dev/null || true; fi
+# Both servers, dnsmasq and the listener that holds posthorn's delivery sessions.
+stop_servers() {
   stop_posthorn
   stop_postfix
   stop_pid "$dns_pid"
   dns_pid=
   stop_pid "$hold_pid"
   hold_pid=
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [[ -n $bg_pid ]]; then kill -TERM "$bg_pid" 2>/dev/null || true; fi
+  if [[ -n $perf_pid ]]; then kill -INT "$perf_pid" 2>/dev/null || true; fi
+  if [[ -n $pstat_pid ]]; then kill -INT "$pstat_pid" 2>/dev/null || true; fi
+  stop_servers
   if [[ -n ${KEEP_TMP:-} ]]; then
     say "kept $tmp"
   else
@@ -1055,12 +1060,7 @@ ph_problem_count=$(grep -Ec ' (warning|error|critical) ' "$tmp/posthorn.log" || 
 pf_problem_lines=$(grep -E '(warning|error|fatal|panic):' "$pf_root/maillog" || true)
 pf_problem_count=$(grep -Ec '(warning|error|fatal|panic):' "$pf_root/maillog" || true)
 pf_holds=$(grep -c ': hold: ' "$pf_root/maillog" || true)
-stop_posthorn
-stop_postfix
-stop_pid "$dns_pid"
-dns_pid=
-stop_pid "$hold_pid"
-hold_pid=
+stop_servers
 [[ $ph_exit == 0 ]] || problems+=("posthorn exited with status $ph_exit after SIGTERM")
 ((ph_problem_count == 0)) || problems+=("posthorn logged $ph_problem_count warning/error lines, the first: $(head -n 3 <<<"$ph_warnings" | tr '\n' ' ')")
 ((pf_problem_count == 0)) || problems+=("Postfix logged $pf_problem_count warning/error lines, the first: $(head -n 3 <<<"$pf_problem_lines" | tr '\n' ' ')")
