@@ -59,10 +59,24 @@ struct Slot {
     }
 };
 
+// The email announced to the store while it is checked and built (so that a commit can
+// wait for it), withdrawn if it is refused before it gets there.
+struct Announcement {
+    store::Store& store;
+    bool live = true;
+    explicit Announcement(store::Store& s) : store(s) { store.announce_email(); }
+    Announcement(const Announcement&) = delete;
+    Announcement& operator=(const Announcement&) = delete;
+    ~Announcement() {
+        if (live) store.withdraw_email();
+    }
+};
+
 }  // namespace
 
 asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req) {
     using R = std::variant<Queued, Refused>;
+    Announcement announcement(deps.store);
     const auto from_domain = req.from.domain;
     auto account = req.account_id;
     Result<store::Domain> domain = store::errc::not_found;
@@ -164,6 +178,8 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     n.idempotency_key = req.idempotency_key;
     n.idempotency_expires_at = now + kIdempotencyTtlMs;
     const auto id = e.id;
+    n.announced = true;
+    announcement.live = false;  // create_email takes it over
     auto stored = co_await deps.store.create_email(std::move(n));
     if (!stored) {
         log::error("queue email: {}", stored.error().message());

@@ -82,6 +82,12 @@ class EmailStore {
     // transaction. If the account already holds the (unexpired) idempotency key, nothing
     // is written and the stored response comes back instead.
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) = 0;
+    // An email on its way to create_email (being validated and built): the store may hold
+    // a commit briefly for it, so that sends arriving together share one fsync. Each
+    // announce_email() is matched by one create_email() with `announced` set, or by one
+    // withdraw_email() if the email is not stored after all.
+    virtual void announce_email() = 0;
+    virtual void withdraw_email() = 0;
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(
         std::string account_id, std::string key, UnixMs now) = 0;
     // An open or a click ("opened" / "clicked"): the first sets opened_at / clicked_at, every

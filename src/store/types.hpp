@@ -177,6 +177,7 @@ struct NewEmail {
     std::optional<std::string> idempotency_key;
     StoredResponse response;  // what an idempotent replay answers
     UnixMs idempotency_expires_at = 0;
+    bool announced = false;  // announce_email() was called for it
 };
 
 struct SearchQuery {

@@ -194,7 +194,11 @@ Result<Page<T>> search(Db& db, const SearchQuery& q, const std::string& select,
 
 }  // namespace
 
+void SqliteStore::announce_email() { impl_->writer.expect(); }
+void SqliteStore::withdraw_email() { impl_->writer.unexpect(); }
+
 asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email(NewEmail n) {
+    const bool announced = n.announced;
     auto job = [n = std::move(n)](Db& db) -> Result<std::optional<StoredResponse>> {
         // The check and the insert share the writer's transaction, so of ten requests
         // with one key, exactly one inserts and nine replay its answer.
@@ -216,7 +220,7 @@ asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email
         return std::optional<StoredResponse>{};
     };
     // A named job, not a lambda temporary, inside co_await (docs/architecture.md).
-    auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job));
+    auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job), announced);
     if (r && !*r && impl_->queue_listener) impl_->queue_listener();
     co_return r;
 }

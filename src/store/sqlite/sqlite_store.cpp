@@ -85,6 +85,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
     auto cdb = Db::open(options.path, false);
     if (!cdb) return cdb.error();
     impl->checkpointer = std::make_unique<detail::Checkpointer>(std::move(*cdb), writer_handle);
+    impl->writer.before_batch(
+        [c = impl->checkpointer.get()](Db& db) { c->before_batch(db.handle()); });
     impl->writer.start();
     return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(impl)));
 }

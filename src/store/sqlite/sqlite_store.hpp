@@ -55,6 +55,8 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<std::vector<DkimZoneEntry>>> dkim_zone() override;
 
     asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) override;
+    void announce_email() override;
+    void withdraw_email() override;
     asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(std::string account_id,
                                                                            std::string key,
                                                                            UnixMs now) override;

@@ -285,6 +285,25 @@ TEST_F(SqliteStoreTest, TheWalIsCheckpointedOffTheWriter) {
     EXPECT_EQ(page->total, 3000);
 }
 
+// Checkpoints run every thousand frames added, not after every commit, yet the WAL must
+// still start over now and then while commits keep coming (a WAL starts over only at a
+// commit that finds it all copied), instead of growing until a RESTART checkpoint stalls
+// the writer.
+TEST_F(SqliteStoreTest, TheWalStartsOverWhileCommitsKeepComing) {
+    auto acc = make_account("acme");
+    const auto wal = dir_ / "t.db-wal";
+    std::uintmax_t longest = 0;
+    for (int i = 0; i < 4000; ++i) {  // ~12,000 frames in all: 3 pages per commit
+        ASSERT_TRUE(run(store_->create_api_key({.id = new_id("key_", i),
+                                                .account_id = acc.id,
+                                                .prefix = "p",
+                                                .hash = "h" + std::to_string(i),
+                                                .created_at = i})));
+        if (i % 100 == 0) longest = std::max(longest, fs::file_size(wal));
+    }
+    EXPECT_LT(longest, 8000u * 4120u) << "the WAL (a WAL file keeps its longest length)";
+}
+
 TEST_F(SqliteStoreTest, LogsFilterSortPageAndExpire) {
     auto a = make_account("a");
     auto b = make_account("b");

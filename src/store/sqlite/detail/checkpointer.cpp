@@ -30,8 +30,9 @@ int Checkpointer::on_commit(void* self, sqlite3*, const char*, int frames) {
     bool wake = false;
     {
         std::lock_guard lock(c->mutex_);
-        wake = c->frames_ < c->threshold_ && frames >= c->threshold_;
+        const bool before = c->added() >= c->threshold_;
         c->frames_ = frames;
+        wake = !before && c->added() >= c->threshold_;
     }
     if (wake) c->cv_.notify_one();
     return SQLITE_OK;
@@ -44,10 +45,9 @@ void Checkpointer::loop() {
         // Behind on a long WAL: soon again, so that the WAL can start over (it does when a
         // writer finds every frame copied); else at the threshold, or once a second.
         const auto wait = behind ? std::chrono::milliseconds(10) : std::chrono::milliseconds(1000);
-        cv_.wait_for(lock, wait, [this] { return stop_ || frames_ >= threshold_; });
+        cv_.wait_for(lock, wait, [this] { return stop_ || added() >= threshold_; });
         if (stop_) return;
-        if (frames_ == 0 && !behind) continue;
-        frames_ = 0;
+        if (added() == 0 && !behind) continue;
         lock.unlock();
         int log = 0, done = 0;
         int rc = sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log,
@@ -64,7 +64,21 @@ void Checkpointer::loop() {
             log::warn("store: WAL checkpoint: {}", sqlite3_errmsg(db_.handle()));
         behind = rc == SQLITE_OK && log >= threshold_ && done < log;
         lock.lock();
+        // What the pass copied; a commit since then may have restarted the WAL (frames_ below
+        // `done`), which added() reads as all new.
+        if (rc == SQLITE_OK) copied_ = done;
+        restart_ = rc == SQLITE_OK && log >= kRestartPasses * threshold_ && done == log;
     }
+}
+
+void Checkpointer::before_batch(sqlite3* writer) {
+    {
+        std::lock_guard lock(mutex_);
+        if (!restart_) return;
+        restart_ = false;  // once per pass: a reader may keep the WAL from starting over
+    }
+    // Copies the frames committed since the pass (busy if a pass is running: then not now).
+    sqlite3_wal_checkpoint_v2(writer, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
 }
 
 }  // namespace posthorn::store::sqlite::detail

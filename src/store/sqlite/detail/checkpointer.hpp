@@ -4,9 +4,19 @@
 // writer thread then copies pages into the database file and fsyncs it while every send
 // waits (tens of milliseconds, several times a second under load: the p99 of a send). Here
 // the writer's WAL hook only counts frames; this thread runs PASSIVE checkpoints (which
-// never block the writer) when the WAL has grown past `threshold` frames, or once a second
-// when it has any, and a RESTART checkpoint (which waits for the writer, once) only when
-// the WAL has outgrown `limit` frames because passive ones could not keep up.
+// never block the writer) when `threshold` frames have been added since the last one, or
+// once a second when there are any, and a RESTART checkpoint (which waits for the writer, once)
+// only when the WAL has outgrown `limit` frames because passive ones could not keep up. Counting
+// the frames added (not the WAL's length) matters: a WAL is reused from its start only when a
+// writer finds it all copied, so it stays above `threshold` for a while, and a checkpoint per
+// commit (each with an fsync of the database, each copying the same hot pages again) would cost
+// more than the commits themselves. A WAL starts over only at a write transaction that begins with
+// every frame copied, which a busy writer seldom finds: it begins its next batch while this thread
+// is still copying. So after a pass over a WAL of kRestartPasses × `threshold` frames or more, the
+// writer copies what the pass left (a commit or two) itself, once, before its next batch
+// (before_batch()), and that batch starts the WAL over; else the WAL would grow until the
+// RESTART checkpoint, which stalls the writer. That copy costs the writer two fsyncs (WAL
+// and database), hence not after every pass.
 #pragma once
 
 #include <condition_variable>
@@ -23,10 +33,13 @@ class Checkpointer {
     // SQLite's automatic checkpoints there) and starts the thread.
     Checkpointer(Db db, sqlite3* writer, int threshold = 1000, int limit = 32768);
     ~Checkpointer();  // stops the thread (call it after the writer has stopped)
+    // Called by the writer, on its thread, before each batch (see above).
+    void before_batch(sqlite3* writer);
     Checkpointer(const Checkpointer&) = delete;
     Checkpointer& operator=(const Checkpointer&) = delete;
 
   private:
+    static constexpr int kRestartPasses = 4;
     static int on_commit(void* self, sqlite3*, const char*, int frames);
     void loop();
 
@@ -34,7 +47,10 @@ class Checkpointer {
     const int threshold_, limit_;
     std::mutex mutex_;
     std::condition_variable cv_;
-    int frames_ = 0;  // in the WAL after the last commit (under mutex_)
+    int frames_ = 0;        // in the WAL after the last commit (under mutex_)
+    int copied_ = 0;        // of those, copied by the last checkpoint (under mutex_)
+    bool restart_ = false;  // a pass over a long WAL ended: the writer may finish (mutex_)
+    int added() const { return frames_ >= copied_ ? frames_ - copied_ : frames_; }  // restarted
     bool stop_ = false;
     std::thread thread_;
 };

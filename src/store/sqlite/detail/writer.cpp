@@ -8,7 +8,8 @@ namespace {
 constexpr std::size_t kMaxBatch = 2048;
 }
 
-Writer::Writer(Db db) : db_(std::move(db)) {}
+Writer::Writer(Db db, std::chrono::microseconds gather_window)
+    : db_(std::move(db)), gather_window_(gather_window) {}
 
 Writer::~Writer() { stop(); }
 
@@ -32,13 +33,34 @@ void Writer::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-void Writer::submit(Job job, Done done) {
+void Writer::expect() {
+    std::lock_guard lock(mutex_);
+    ++expected_;
+}
+
+void Writer::unexpect() {
     {
         std::lock_guard lock(mutex_);
+        if (expected_ > 0) --expected_;
+    }
+    cv_.notify_one();  // a batch may be waiting for it
+}
+
+void Writer::submit(Job job, Done done, bool expected) {
+    {
+        std::lock_guard lock(mutex_);
+        if (expected && expected_ > 0) --expected_;
         if (!closed_) {
-            if (pending_.empty()) first_pending_ = std::chrono::steady_clock::now();
-            if (done) ++awaited_;
-            const bool wake = done || pending_.empty();
+            const auto now = std::chrono::steady_clock::now();
+            if (pending_.empty()) first_pending_ = now;
+            // Wake the writer when it has something new to decide: a first job, a first
+            // awaited one, or the last of the announced ones.
+            bool wake = pending_.empty();
+            if (done && awaited_++ == 0) {
+                first_awaited_ = now;
+                wake = true;
+            }
+            if (done && expected_ == 0) wake = true;
             pending_.push_back({std::move(job), std::move(done)});
             if (wake) cv_.notify_one();
             return;
@@ -53,8 +75,14 @@ void Writer::loop() {
         {
             std::unique_lock lock(mutex_);
             for (;;) {
-                if (stopping_ || awaited_ > 0) break;
-                if (pending_.empty()) {
+                if (stopping_) break;
+                if (awaited_ > 0) {
+                    // Jobs on their way: hold the commit for them, up to the gather window
+                    // after the first awaited job came.
+                    if (expected_ == 0 || cv_.wait_until(lock, first_awaited_ + gather_window_) ==
+                                              std::cv_status::timeout)
+                        break;
+                } else if (pending_.empty()) {
                     cv_.wait(lock);
                 } else if (cv_.wait_until(lock, first_pending_ + kLazyDelay) ==
                            std::cv_status::timeout) {
@@ -77,7 +105,7 @@ void Writer::loop() {
             awaited_ = 0;
             for (const auto& p : pending_)
                 if (p.done) ++awaited_;
-            first_pending_ = std::chrono::steady_clock::now();
+            first_pending_ = first_awaited_ = std::chrono::steady_clock::now();
         }
         run_batch(batch);
         batch.clear();
@@ -90,6 +118,7 @@ void Writer::run_batch(std::vector<Pending>& batch) {
         for (auto& p : batch)
             if (p.done) p.done(ec);
     };
+    if (before_batch_) before_batch_(db_);
     if (auto r = db_.exec("BEGIN IMMEDIATE"); !r) return fail_all(r.error());
     const bool savepoints = batch.size() > 1;
     // Prepared once (the statement cache), not parsed again for every job.

@@ -3,7 +3,9 @@
 // does not undo the others) and one fsync, and every job is acknowledged after the commit.
 // A job that nobody waits for (a request log entry) does not start a batch by itself: it
 // rides with the next job that somebody waits for, or goes after kLazyDelay, so that it
-// costs no fsync of its own.
+// costs no fsync of its own. And a batch waits up to kGatherWindow for jobs that callers
+// have announced (expect()) but not yet submitted, so that a send being built while
+// another is ready shares its fsync instead of paying for one of its own.
 #pragma once
 
 #include <chrono>
@@ -27,25 +29,32 @@ namespace posthorn::store::sqlite::detail {
 class Writer {
   public:
     static constexpr std::chrono::milliseconds kLazyDelay{25};
+    static constexpr std::chrono::microseconds kGatherWindow{1000};
 
     using Job = std::function<error_code(Db&)>;
     using Done = std::function<void(error_code)>;  // may be empty: nobody waits
 
-    explicit Writer(Db db);
+    explicit Writer(Db db, std::chrono::microseconds gather_window = kGatherWindow);
     ~Writer();
     void start();
     // Runs what is pending, then stops; later submissions complete with errc::closed.
     void stop();
-    void submit(Job job, Done done);
+    // `expected`: the job fulfils an earlier expect().
+    void submit(Job job, Done done, bool expected = false);
+    // Runs on the writer's thread before each batch (set before start()).
+    void before_batch(std::function<void(Db&)> fn) { before_batch_ = std::move(fn); }
+    // A job on its way (see above); unexpect() if it will not come after all.
+    void expect();
+    void unexpect();
 
     // Runs `fn(Db&) -> Result<T>` in the next batch; resumes the caller on its executor once
     // the batch is durable. A failed commit fails every job of the batch.
     // Deliberately not a coroutine: GCC 12 mishandles lambda temporaries that live across a
     // suspension point, so the operation is an initiation object instead.
     template <class T, class Fn>
-    asio::awaitable<Result<T>> write(Fn fn) {
+    asio::awaitable<Result<T>> write(Fn fn, bool expected = false) {
         return asio::async_initiate<const asio::use_awaitable_t<>&, void(Result<T>)>(
-            WriteOp<T, Fn>{this, std::move(fn)}, asio::use_awaitable);
+            WriteOp<T, Fn>{this, std::move(fn), expected}, asio::use_awaitable);
     }
 
   private:
@@ -53,6 +62,7 @@ class Writer {
     struct WriteOp {
         Writer* writer;
         Fn fn;
+        bool expected;
         template <class Handler>
         void operator()(Handler handler) {
             auto h = std::make_shared<Handler>(std::move(handler));
@@ -71,7 +81,8 @@ class Writer {
                     asio::post(work.get_executor(),
                                [h, r = std::move(r)]() mutable { (*h)(std::move(r)); });
                     work.reset();
-                });
+                },
+                expected);
         }
     };
 
@@ -83,11 +94,15 @@ class Writer {
     void run_batch(std::vector<Pending>& batch);
 
     Db db_;
+    const std::chrono::microseconds gather_window_;
+    std::function<void(Db&)> before_batch_;
     std::mutex mutex_;
     std::condition_variable cv_;
     std::vector<Pending> pending_;  // guarded by mutex_
     std::size_t awaited_ = 0;       // guarded by mutex_: pending jobs with a `done`
+    std::size_t expected_ = 0;      // guarded by mutex_: announced, not yet submitted
     std::chrono::steady_clock::time_point first_pending_;  // guarded by mutex_
+    std::chrono::steady_clock::time_point first_awaited_;  // guarded by mutex_
     bool stopping_ = false;                                // guarded by mutex_
     bool closed_ = true;  // guarded by mutex_: no thread takes work
     std::thread thread_;
