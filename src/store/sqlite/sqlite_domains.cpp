@@ -102,7 +102,7 @@ asio::awaitable<Result<Domain>> SqliteStore::find_domain_by_id(std::string accou
 
 asio::awaitable<Result<Domain>> SqliteStore::find_domain_by_name(std::string account_id,
                                                                  std::string name) {
-    return impl_->read([account_id = std::move(account_id), name = std::move(name)](Db& db) {
+    return impl_->read_here([account_id = std::move(account_id), name = std::move(name)](Db& db) {
         return one_domain(db, "name = ?2", account_id, name);
     });
 }

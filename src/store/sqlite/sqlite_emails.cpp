@@ -227,9 +227,8 @@ asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email
 
 asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::find_idempotent(
     std::string account_id, std::string key, UnixMs now) {
-    return impl_->read([account_id = std::move(account_id), key = std::move(key), now](Db& db) {
-        return idempotent(db, account_id, key, now);
-    });
+    return impl_->read_here([account_id = std::move(account_id), key = std::move(key),
+                             now](Db& db) { return idempotent(db, account_id, key, now); });
 }
 
 static Result<Email> email_where(Db& db, const char* where, const std::string& a,

@@ -74,7 +74,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
     if (!version) return version.error();
     if (options.readers == 0) options.readers = 1;
     sqlite3* writer_handle = wdb->handle();
-    auto impl = std::make_unique<Impl>(std::move(*wdb), options.readers);
+    auto impl = std::make_unique<Impl>(std::move(*wdb), options.readers, options.path);
     impl->version = *version;
     for (std::size_t i = 0; i < options.readers; ++i) {
         auto rdb = Db::open(options.path, false);
@@ -172,7 +172,7 @@ asio::awaitable<Result<ApiKey>> SqliteStore::revoke_api_key(std::string key_id, 
 }
 
 asio::awaitable<Result<ApiKey>> SqliteStore::find_api_key(std::string hash_hex) {
-    return impl_->read([hash_hex = std::move(hash_hex)](Db& db) -> Result<ApiKey> {
+    return impl_->read_here([hash_hex = std::move(hash_hex)](Db& db) -> Result<ApiKey> {
         return key_where(db, "hash = ?1", hash_hex);
     });
 }
