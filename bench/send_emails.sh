@@ -939,7 +939,7 @@ say "stopping posthorn (SIGTERM)"
 stop_posthorn
 rows=$(emails_rows)
 read -r n_env n_rcpt n_bodies < <(sqlite3 -separator ' ' "$db" '.timeout 10000' \
-  "SELECT (SELECT COUNT(*) FROM envelopes), (SELECT COUNT(*) FROM recipients), (SELECT COUNT(*) FROM email_bodies);")
+  "SELECT (SELECT COUNT(envelope_id) FROM emails), (SELECT COUNT(*) FROM recipients), (SELECT COUNT(*) FROM email_bodies);")
 email_status=$(sqlite3 "$db" '.timeout 10000' \
   "SELECT status || ': ' || COUNT(*) FROM emails GROUP BY status ORDER BY status;" | paste -sd, - | sed 's/,/, /g')
 # The request log (flushed at the shutdown) has the status of every answer.

@@ -14,6 +14,31 @@ namespace posthorn {
 namespace {
 constexpr std::string_view kAlphabet = "0123456789abcdefghjkmnpqrstvwxyz";  // Crockford
 constexpr std::size_t kIdChars = 26;
+
+using Raw = std::array<unsigned char, 16>;  // 48 bits of milliseconds, 80 random
+
+void put_time(Raw& raw, std::uint64_t ms) {
+    for (int i = 0; i < 6; ++i) raw[i] = static_cast<unsigned char>(ms >> (8 * (5 - i)));
+}
+
+std::string encode(std::string_view prefix, const Raw& raw) {
+    std::string out(prefix);
+    out.reserve(prefix.size() + kIdChars);
+    // 26 chars * 5 bits = 130 bits: two leading zero bits, then the 128.
+    unsigned acc = 0;
+    unsigned bits = 2;  // the two leading zero bits
+    for (unsigned char byte : raw) {
+        acc = (acc << 8) | byte;
+        bits += 8;
+        while (bits >= 5) {
+            out.push_back(kAlphabet[(acc >> (bits - 5)) & 31u]);
+            bits -= 5;
+        }
+        acc &= (1u << bits) - 1u;
+    }
+    return out;
+}
+
 }  // namespace
 
 void random_bytes(void* out, std::size_t n) {
@@ -34,7 +59,7 @@ std::string new_id(std::string_view prefix, UnixMs now) {
     // Monotonic within the process (as ULID specifies): in the same millisecond, or if the
     // clock steps back, the random part of the last id is incremented instead of drawn anew,
     // so that ids made one after another also sort one after another.
-    std::array<unsigned char, 16> raw{};
+    Raw raw{};
     {
         static std::mutex mutex;
         static std::uint64_t last_ms = 0;
@@ -48,24 +73,16 @@ std::string new_id(std::string_view prefix, UnixMs now) {
             for (auto it = last_random.rbegin(); it != last_random.rend(); ++it)
                 if (++*it != 0) break;
         }
-        for (int i = 0; i < 6; ++i) raw[i] = static_cast<unsigned char>(last_ms >> (8 * (5 - i)));
+        put_time(raw, last_ms);
         std::copy(last_random.begin(), last_random.end(), raw.begin() + 6);
     }
-    std::string out(prefix);
-    out.reserve(prefix.size() + kIdChars);
-    // 26 chars * 5 bits = 130 bits: two leading zero bits, then the 128.
-    unsigned acc = 0;
-    unsigned bits = 2;  // the two leading zero bits
-    for (unsigned char byte : raw) {
-        acc = (acc << 8) | byte;
-        bits += 8;
-        while (bits >= 5) {
-            out.push_back(kAlphabet[(acc >> (bits - 5)) & 31u]);
-            bits -= 5;
-        }
-        acc &= (1u << bits) - 1u;
-    }
-    return out;
+    return encode(prefix, raw);
+}
+
+std::string first_id_at(std::string_view prefix, UnixMs t) {
+    Raw raw{};
+    put_time(raw, static_cast<std::uint64_t>(t));
+    return encode(prefix, raw);
 }
 
 bool is_id(std::string_view id, std::string_view prefix) noexcept {

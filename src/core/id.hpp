@@ -12,6 +12,11 @@ namespace posthorn {
 
 std::string new_id(std::string_view prefix, UnixMs now);
 
+// The smallest id of millisecond `t`: ids made at `t` or later sort at or above it, ids made
+// before it below. (new_id never goes back in time: an id's time is at least the `now` it
+// was given.)
+std::string first_id_at(std::string_view prefix, UnixMs t);
+
 // True when `id` is `prefix` followed by 26 Crockford base32 characters.
 bool is_id(std::string_view id, std::string_view prefix) noexcept;
 

@@ -32,6 +32,16 @@ TEST(Id, SortsInOrderOfMakingWithinOneMillisecond) {
     }
 }
 
+TEST(Id, FirstIdAtBoundsTheIdsOfItsMillisecond) {
+    const UnixMs t = 1995255200000;
+    const auto floor = first_id_at("log_", t);
+    EXPECT_TRUE(is_id(floor, "log_"));
+    EXPECT_LT(first_id_at("log_", t - 1), floor);
+    EXPECT_EQ(floor.substr(0, 14), new_id("log_", t).substr(0, 14)) << "the same time digits";
+    EXPECT_LE(floor, new_id("log_", t));
+    EXPECT_LT(new_id("log_", t), first_id_at("log_", t + 1));
+}
+
 TEST(Id, DoesNotRepeat) {
     std::set<std::string> seen;
     for (int i = 0; i < 10000; ++i) EXPECT_TRUE(seen.insert(new_id("key_", 42)).second);

@@ -40,7 +40,8 @@ class LogStore {
     // written off the response path). flush() waits for it.
     virtual void append_log(LogEntry entry) = 0;
     virtual asio::awaitable<Result<Page<LogEntry>>> list_logs(LogQuery query) = 0;
-    // Deletes entries created before `cutoff`; answers how many went.
+    // Deletes entries created before `cutoff`; answers how many went. (By id: an entry's id
+    // must be made from its created_at, as new_id(…, created_at) does.)
     virtual asio::awaitable<Result<std::int64_t>> delete_logs_before(UnixMs cutoff) = 0;
 };
 

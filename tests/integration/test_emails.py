@@ -52,8 +52,9 @@ def raw_message(server, email_id) -> email.message.EmailMessage:
 
 def count_emails(server):
     db = sqlite3.connect(server.db_path)
-    return [db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-            for t in ("emails", "envelopes", "recipients", "email_bodies")]
+    return [db.execute(q).fetchone()[0]
+            for q in ("SELECT COUNT(*) FROM emails", "SELECT COUNT(envelope_id) FROM emails",
+                      "SELECT COUNT(*) FROM recipients", "SELECT COUNT(*) FROM email_bodies")]
 
 
 def test_send_is_queued_and_readable(sender):

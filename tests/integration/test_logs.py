@@ -1,5 +1,6 @@
 """The request log: what is recorded, GET /v1/logs with its filters and pagination, account
 isolation, and retention."""
+import random
 import re
 import sqlite3
 import time
@@ -116,10 +117,16 @@ def test_entries_older_than_retention_are_deleted(posthorn_factory):
     day = 86_400_000
     db = sqlite3.connect(ph.db_path)
     (account_id,) = db.execute("SELECT id FROM accounts WHERE name = 'acme'").fetchone()
-    for i, age_days in enumerate([10, 4, 2]):
+    for age_days in (10, 4, 2):
+        created_at = now_ms - age_days * day
+        # An id as the server makes them (core/id.hpp): 48 bits of the creation time in ms,
+        # 80 random bits, Crockford base32; expiry goes by that time.
+        n = (created_at << 80) | random.getrandbits(80)
+        entry_id = "log_" + "".join("0123456789abcdefghjkmnpqrstvwxyz"[(n >> (5 * (25 - i))) & 31]
+                                    for i in range(26))
         db.execute("INSERT INTO request_logs (id, account_id, created_at, method, url, status,"
                    " duration_ms) VALUES (?, ?, ?, 'GET', ?, 200, 1)",
-                   (f"log_old{i}", account_id, now_ms - age_days * day, f"/v1/logs?age={age_days}"))
+                   (entry_id, account_id, created_at, f"/v1/logs?age={age_days}"))
     db.commit()
     db.close()
 

@@ -1,4 +1,4 @@
-// SqliteStore: emails, their envelopes and recipients, raw messages and idempotency keys.
+// SqliteStore: emails (with their envelopes), recipients, raw messages and idempotency keys.
 #include "core/id.hpp"
 #include "store/sqlite/detail/impl.hpp"
 
@@ -10,7 +10,7 @@ constexpr const char* kEmailColumns =
     "COALESCE(e.from_name, ''), e.to_display, e.subject, e.message_id, e.return_token, "
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
     "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, "
-    "COALESCE((SELECT v.id FROM envelopes v WHERE v.email_id = e.id), '')";
+    "COALESCE(e.envelope_id, '')";
 
 Email read_email(const Stmt& s) {
     return Email{.id = s.text(0),
@@ -56,8 +56,9 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
     auto s = db.prepare(
         "INSERT INTO emails (id, account_id, domain_id, status, from_email, from_name, "
         "to_display, subject, message_id, return_token, track_opens, track_clicks, source, "
-        "size_bytes, created_at, queued_at, updated_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15)");
+        "size_bytes, created_at, queued_at, updated_at, envelope_id, total_recipients) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15, "
+        "?17, ?18)");
     if (!s) return s.error();
     auto r = s->bind(1, e.id)
                  .bind(2, e.account_id)
@@ -75,26 +76,13 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                  .bind(14, e.size_bytes)
                  .bind(15, e.created_at)
                  .bind(16, e.queued_at)
+                 .bind(17, n.envelope.id)
+                 .bind(18, n.envelope.total_recipients)
                  .run();
     if (!r) return r;
     auto body = db.prepare("INSERT INTO email_bodies (email_id, raw) VALUES (?1, ?2)");
     if (!body) return body.error();
     if (auto br = body->bind(1, e.id).bind_blob(2, n.raw).run(); !br) return br;
-    const auto& v = n.envelope;
-    auto env = db.prepare(
-        "INSERT INTO envelopes (id, account_id, email_id, subject, from_email, from_name, "
-        "total_recipients, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-    if (!env) return env.error();
-    auto er = env->bind(1, v.id)
-                  .bind(2, v.account_id)
-                  .bind(3, v.email_id)
-                  .bind(4, v.subject)
-                  .bind(5, v.from_email)
-                  .bind(6, v.from_name.empty() ? std::optional<std::string>{} : v.from_name)
-                  .bind(7, v.total_recipients)
-                  .bind(8, v.created_at)
-                  .run();
-    if (!er) return er;
     for (const auto& rc : n.recipients) {
         auto rs = db.prepare(
             "INSERT INTO recipients (email_id, account_id, address, domain, type, status, "
@@ -129,7 +117,7 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
     return {};
 }
 
-// WHERE and ORDER BY of a search over a list; `table` is "e" (emails) or "v" (envelopes).
+// WHERE and ORDER BY of a search over emails, or over their envelopes (`emails` false).
 struct Filter {
     std::string where;
     std::string order;
@@ -137,10 +125,9 @@ struct Filter {
 
 Filter search_filter(const SearchQuery& q, bool emails) {
     Filter f;
-    const std::string t = emails ? "e." : "v.";
-    f.where = " WHERE " + t + "account_id = ?1";
-    if (q.start) f.where += " AND " + t + "created_at >= ?2";
-    if (q.end) f.where += " AND " + t + "created_at <= ?3";
+    f.where = " WHERE e.account_id = ?1";
+    if (q.start) f.where += " AND e.created_at >= ?2";
+    if (q.end) f.where += " AND e.created_at <= ?3";
     if (q.search) {
         if (emails)
             f.where +=
@@ -148,15 +135,16 @@ Filter search_filter(const SearchQuery& q, bool emails) {
                 "WHERE r.email_id = e.id AND r.address LIKE ?4 ESCAPE '\\'))";
         else
             f.where +=
-                " AND (v.subject LIKE ?4 ESCAPE '\\' OR v.from_email LIKE ?4 ESCAPE '\\' OR "
-                "COALESCE(v.from_name, '') LIKE ?4 ESCAPE '\\' OR v.id LIKE ?4 ESCAPE '\\')";
+                " AND (e.subject LIKE ?4 ESCAPE '\\' OR e.from_email LIKE ?4 ESCAPE '\\' OR "
+                "COALESCE(e.from_name, '') LIKE ?4 ESCAPE '\\' OR e.envelope_id LIKE ?4 ESCAPE "
+                "'\\')";
     }
     std::string column = "created_at";
     if (q.sort_by == "to_email" && emails) column = "to_display";
     if (q.sort_by == "subject" && !emails) column = "subject";
     if (q.sort_by == "from_email" && !emails) column = "from_email";
     const char* dir = q.order == SortOrder::asc ? " ASC" : " DESC";
-    f.order = " ORDER BY " + t + column + dir + ", " + t + "id" + dir;
+    f.order = " ORDER BY e." + column + dir + (emails ? ", e.id" : ", e.envelope_id") + dir;
     return f;
 }
 
@@ -327,20 +315,20 @@ asio::awaitable<Result<Page<Email>>> SqliteStore::list_emails(SearchQuery q) {
 
 asio::awaitable<Result<Page<Envelope>>> SqliteStore::list_envelopes(SearchQuery q) {
     return impl_->read([q = std::move(q)](Db& db) {
-        return search<Envelope>(db, q,
-                                "SELECT v.id, v.account_id, v.email_id, v.subject, v.from_email, "
-                                "COALESCE(v.from_name, ''), v.total_recipients, v.created_at",
-                                "FROM envelopes v", false, [](const Stmt& s) {
-                                    return Envelope{
-                                        .id = s.text(0),
-                                        .account_id = s.text(1),
-                                        .email_id = s.text(2),
-                                        .subject = s.text(3),
-                                        .from_email = s.text(4),
-                                        .from_name = s.text(5),
-                                        .total_recipients = static_cast<int>(s.int64(6)),
-                                        .created_at = s.int64(7)};
-                                });
+        return search<Envelope>(
+            db, q,
+            "SELECT e.envelope_id, e.account_id, e.id, e.subject, e.from_email, "
+            "COALESCE(e.from_name, ''), e.total_recipients, e.created_at",
+            "FROM emails e", false, [](const Stmt& s) {
+                return Envelope{.id = s.text(0),
+                                .account_id = s.text(1),
+                                .email_id = s.text(2),
+                                .subject = s.text(3),
+                                .from_email = s.text(4),
+                                .from_name = s.text(5),
+                                .total_recipients = static_cast<int>(s.int64(6)),
+                                .created_at = s.int64(7)};
+            });
     });
 }
 

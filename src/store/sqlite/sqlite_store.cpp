@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/blocking.hpp"
+#include "core/id.hpp"
 #include "core/log.hpp"
 #include "store/sqlite/detail/db.hpp"
 #include "store/sqlite/detail/impl.hpp"
@@ -253,10 +254,11 @@ asio::awaitable<Result<Page<LogEntry>>> SqliteStore::list_logs(LogQuery q) {
 }
 
 asio::awaitable<Result<std::int64_t>> SqliteStore::delete_logs_before(UnixMs cutoff) {
+    // Ids sort by the time they were made, never before created_at: through the primary key.
     return impl_->writer.write<std::int64_t>([cutoff](Db& db) -> Result<std::int64_t> {
-        auto s = db.prepare("DELETE FROM request_logs WHERE created_at < ?1");
+        auto s = db.prepare("DELETE FROM request_logs WHERE id < ?1");
         if (!s) return s.error();
-        if (auto r = s->bind(1, cutoff).run(); !r) return r.error();
+        if (auto r = s->bind(1, first_id_at("log_", cutoff)).run(); !r) return r.error();
         return db.changes();
     });
 }

@@ -59,7 +59,44 @@ class SqliteStoreTest : public ::testing::Test {
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
-    EXPECT_EQ(store_->schema_version(), 4);  // 004_inbound_from_raw
+    EXPECT_EQ(store_->schema_version(), 5);  // 005_envelopes_in_emails
+}
+
+// A database of version 4 keeps its envelopes when migration 5 moves them into emails.
+TEST_F(SqliteStoreTest, EnvelopesSurviveTheirMoveIntoEmails) {
+    const auto path = (dir_ / "v4.db").string();
+    {
+        sqlite3* raw = nullptr;
+        ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+        std::string sql = "BEGIN;";
+        for (const auto& m : detail::migrations())
+            if (m.version <= 4) sql += m.sql;
+        sql += R"(PRAGMA user_version = 4;
+            INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
+            INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                                return_token, created_at, queued_at, updated_at)
+                VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5);
+            INSERT INTO envelopes (id, account_id, email_id, subject, from_email,
+                                   total_recipients, created_at)
+                VALUES ('env_1', 'acc_1', 'em_1', 'Hi', 'a@x.example', 3, 5);
+            COMMIT;)";
+        char* err = nullptr;
+        EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
+        sqlite3_free(err);
+        sqlite3_close(raw);
+    }
+    auto s = SqliteStore::open({.path = path, .readers = 1});
+    ASSERT_TRUE(s) << s.error().message();
+    EXPECT_EQ((*s)->schema_version(), 5);
+    auto page = run((*s)->list_envelopes({.account_id = "acc_1"}));
+    ASSERT_TRUE(page);
+    ASSERT_EQ(page->items.size(), 1u);
+    EXPECT_EQ(page->items[0].id, "env_1");
+    EXPECT_EQ(page->items[0].email_id, "em_1");
+    EXPECT_EQ(page->items[0].total_recipients, 3);
+    auto email = run((*s)->find_email("acc_1", "em_1"));
+    ASSERT_TRUE(email);
+    EXPECT_EQ(email->envelope_id, "env_1");
 }
 
 // Events fan out into deliveries for the subscribed, active webhooks of their account only;
@@ -308,7 +345,7 @@ TEST_F(SqliteStoreTest, LogsFilterSortPageAndExpire) {
     auto a = make_account("a");
     auto b = make_account("b");
     for (int i = 0; i < 25; ++i) {
-        store_->append_log({.id = new_id("log_", 1000 + i),
+        store_->append_log({.id = first_id_at("log_", 1000 + i),  // its created_at's
                             .account_id = a.id,
                             .created_at = 1000 + i,
                             .method = i % 5 == 0 ? "POST" : "GET",
@@ -318,7 +355,7 @@ TEST_F(SqliteStoreTest, LogsFilterSortPageAndExpire) {
                             .ip = "127.0.0.1",
                             .user_agent = "t"});
     }
-    store_->append_log({.id = new_id("log_", 1),
+    store_->append_log({.id = first_id_at("log_", 5000),
                         .account_id = b.id,
                         .created_at = 5000,
                         .method = "GET",
