@@ -25,17 +25,7 @@ std::string encode(std::string_view prefix, const Raw& raw) {
     std::string out(prefix);
     out.reserve(prefix.size() + kIdChars);
     // 26 chars * 5 bits = 130 bits: two leading zero bits, then the 128.
-    unsigned acc = 0;
-    unsigned bits = 2;  // the two leading zero bits
-    for (unsigned char byte : raw) {
-        acc = (acc << 8) | byte;
-        bits += 8;
-        while (bits >= 5) {
-            out.push_back(kAlphabet[(acc >> (bits - 5)) & 31u]);
-            bits -= 5;
-        }
-        acc &= (1u << bits) - 1u;
-    }
+    append_base32(out, raw.data(), raw.size(), 2);
     return out;
 }
 
@@ -85,12 +75,30 @@ std::string first_id_at(std::string_view prefix, UnixMs t) {
     return encode(prefix, raw);
 }
 
-bool is_id(std::string_view id, std::string_view prefix) noexcept {
-    if (id.size() != prefix.size() + kIdChars || id.substr(0, prefix.size()) != prefix)
-        return false;
-    for (char c : id.substr(prefix.size()))
+void append_base32(std::string& out, const unsigned char* bytes, std::size_t n,
+                   unsigned leading_zero_bits) {
+    unsigned acc = 0;
+    unsigned bits = leading_zero_bits;
+    for (std::size_t i = 0; i < n; ++i) {
+        acc = (acc << 8) | bytes[i];
+        bits += 8;
+        while (bits >= 5) {
+            out.push_back(kAlphabet[(acc >> (bits - 5)) & 31u]);
+            bits -= 5;
+        }
+        acc &= (1u << bits) - 1u;
+    }
+}
+
+bool is_base32(std::string_view s) noexcept {
+    for (char c : s)
         if (kAlphabet.find(c) == std::string_view::npos) return false;
     return true;
+}
+
+bool is_id(std::string_view id, std::string_view prefix) noexcept {
+    return id.size() == prefix.size() + kIdChars && id.substr(0, prefix.size()) == prefix &&
+           is_base32(id.substr(prefix.size()));
 }
 
 }  // namespace posthorn

@@ -17,6 +17,15 @@ std::string new_id(std::string_view prefix, UnixMs now);
 // was given.)
 std::string first_id_at(std::string_view prefix, UnixMs t);
 
+// Appends `bytes` in lower-case Crockford base32, 5 bits a character from the top, after
+// `leading_zero_bits` zero bits (ids use 2, so that 128 bits make 26 characters); bits
+// left over at the end (fewer than 5) are dropped.
+void append_base32(std::string& out, const unsigned char* bytes, std::size_t n,
+                   unsigned leading_zero_bits = 0);
+
+// True when every character of `s` is one of append_base32's.
+bool is_base32(std::string_view s) noexcept;
+
 // True when `id` is `prefix` followed by 26 Crockford base32 characters.
 bool is_id(std::string_view id, std::string_view prefix) noexcept;
 
