@@ -80,9 +80,18 @@ GObj<GMimeObject> multipart(const char* subtype, std::vector<GObj<GMimeObject>> 
 }
 
 void add_mailboxes(GMimeMessage* msg, GMimeAddressType type, const std::vector<Mailbox>& list) {
-    for (const auto& m : list)
-        g_mime_message_add_mailbox(msg, type, m.name.empty() ? nullptr : m.name.c_str(),
-                                   m.address().c_str());
+    InternetAddressList* addresses = g_mime_message_get_addresses(msg, type);
+    for (const auto& m : list) {
+        const auto address = m.address();
+        GObj<InternetAddress> mailbox(internet_address_mailbox_new(
+            m.name.empty() ? nullptr : m.name.c_str(), address.c_str()));
+        // GMime writes a mailbox's address with its domain in IDNA form, which it works out
+        // with an idn2 lookup (NFC normalisation included) per address of every message; our
+        // domains are canonical A-labels already (mail/address.hpp), so that form is the
+        // address itself: given here, in the field GMime keeps it in (public in its header).
+        INTERNET_ADDRESS_MAILBOX(mailbox.get())->idn_addr = g_strdup(address.c_str());
+        internet_address_list_add(addresses, mailbox.get());  // adds its own reference
+    }
 }
 
 }  // namespace

@@ -32,6 +32,23 @@ TEST(BuildMessage, TextOnlyIsOnePart) {
         ASSERT_EQ(m[i - 1], '\r') << "bare LF at " << i;
 }
 
+// Addresses go out with their domains in IDNA form (as parsed: canonical A-labels) and
+// their display names RFC 2047-encoded; the same as GMime's own IDN lookup would give.
+TEST(BuildMessage, AddressesKeepTheirIdnaDomainsAndEncodedNames) {
+    auto s = base();
+    s.to = {mb("Zoë <zoe@münchen.example>"), mb("b@EXAMPLE.net")};
+    s.cc = {mb("c@bücher.example")};
+    s.text = "x";
+    const auto m = build_message(s);
+    EXPECT_NE(m.find("zoe@xn--mnchen-3ya.example"), std::string::npos) << m;
+    EXPECT_NE(m.find("b@example.net"), std::string::npos) << m;
+    EXPECT_NE(m.find("Cc: c@xn--bcher-kva.example"), std::string::npos) << m;
+    EXPECT_NE(m.find("To: =?iso-8859-1?b?Wm/r?= <zoe@"), std::string::npos) << m;
+    EXPECT_EQ(m.find("münchen"), std::string::npos) << m;
+    for (unsigned char c : m.substr(0, m.find("\r\n\r\n")))
+        ASSERT_LT(c, 0x80) << "an 8-bit byte in the header: " << m;
+}
+
 // The transfer encoding of a text part and its charset, as GMime's own choice would be:
 // none for short ASCII lines; quoted-printable for a long line, a "From " line or a few
 // 8-bit bytes; base64 for many 8-bit bytes or a NUL.
