@@ -85,7 +85,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
     }
     auto cdb = Db::open(options.path, false);
     if (!cdb) return cdb.error();
-    impl->checkpointer = std::make_unique<detail::Checkpointer>(std::move(*cdb), writer_handle);
+    impl->checkpointer = std::make_unique<detail::Checkpointer>(std::move(*cdb), writer_handle,
+                                                                options.wal_restart_frames);
     impl->writer.before_batch(
         [c = impl->checkpointer.get()](Db& db) { c->before_batch(db.handle()); });
     impl->writer.start();

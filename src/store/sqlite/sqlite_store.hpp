@@ -17,6 +17,9 @@ namespace posthorn::store::sqlite {
 struct Options {
     std::string path;
     std::size_t readers = 2;  // read connections, each with a thread
+    // The WAL starts over once it holds this many frames (4 KB pages) and a checkpoint pass
+    // has copied them (detail/checkpointer.hpp). Tests make it small.
+    int wal_restart_frames = 16000;
 };
 
 class SqliteStore final : public Store {

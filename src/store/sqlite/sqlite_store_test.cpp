@@ -327,6 +327,11 @@ TEST_F(SqliteStoreTest, TheWalIsCheckpointedOffTheWriter) {
 // commit that finds it all copied), instead of growing until a RESTART checkpoint stalls
 // the writer.
 TEST_F(SqliteStoreTest, TheWalStartsOverWhileCommitsKeepComing) {
+    store_.reset();  // again, starting over at 4000 frames (16000 by default)
+    auto s = SqliteStore::open(
+        {.path = (dir_ / "t.db").string(), .readers = 2, .wal_restart_frames = 4000});
+    ASSERT_TRUE(s) << s.error().message();
+    store_ = std::move(*s);
     auto acc = make_account("acme");
     const auto wal = dir_ / "t.db-wal";
     std::uintmax_t longest = 0;

@@ -7,8 +7,8 @@
 
 namespace posthorn::store::sqlite::detail {
 
-Checkpointer::Checkpointer(Db db, sqlite3* writer, int threshold, int limit)
-    : db_(std::move(db)), threshold_(threshold), limit_(limit) {
+Checkpointer::Checkpointer(Db db, sqlite3* writer, int restart, int threshold, int limit)
+    : db_(std::move(db)), restart_at_(restart), threshold_(threshold), limit_(limit) {
     sqlite3_wal_hook(writer, &Checkpointer::on_commit, this);
     thread_ = std::thread([this] {
         core::name_this_thread("ph-checkpoint");
@@ -67,7 +67,7 @@ void Checkpointer::loop() {
         // What the pass copied; a commit since then may have restarted the WAL (frames_ below
         // `done`), which added() reads as all new.
         if (rc == SQLITE_OK) copied_ = done;
-        restart_ = rc == SQLITE_OK && log >= kRestartPasses * threshold_ && done == log;
+        restart_ = rc == SQLITE_OK && log >= restart_at_ && done == log;
     }
 }
 
