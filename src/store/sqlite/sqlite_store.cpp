@@ -87,8 +87,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
     if (!cdb) return cdb.error();
     impl->checkpointer = std::make_unique<detail::Checkpointer>(std::move(*cdb), writer_handle,
                                                                 options.wal_restart_frames);
-    impl->writer.before_batch(
-        [c = impl->checkpointer.get()](Db& db) { c->before_batch(db.handle()); });
+    impl->writer.between_batches([c = impl->checkpointer.get()](Db& db, bool idle) {
+        c->between_batches(db.handle(), idle);
+    });
     impl->writer.start();
     return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(impl)));
 }

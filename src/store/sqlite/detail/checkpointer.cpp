@@ -71,10 +71,10 @@ void Checkpointer::loop() {
     }
 }
 
-void Checkpointer::before_batch(sqlite3* writer) {
+void Checkpointer::between_batches(sqlite3* writer, bool idle) {
     {
         std::lock_guard lock(mutex_);
-        if (!restart_) return;
+        if (!restart_ || (!idle && frames_ < restart_at_ + restart_at_ / 2)) return;
         restart_ = false;  // once per pass: a reader may keep the WAL from starting over
     }
     // Copies the frames committed since the pass (busy if a pass is running: then not now).

@@ -14,11 +14,12 @@
 // A WAL starts over only at a write transaction that begins with every frame copied, which
 // a busy writer seldom finds: it begins its next batch while this thread is still copying.
 // So after a pass over a WAL of `restart` frames or more, the writer copies what the pass
-// left (a commit or two) itself, once, before its next batch (before_batch()), and that
-// batch starts the WAL over; else the WAL would grow until the RESTART checkpoint. That
-// copy costs the writer two fsyncs (WAL and database) and holds its batch for a
-// millisecond or more, hence not after every pass: with `restart` at 4000 frames instead
-// of 16000, the p99 of a send at half load was 1.5x longer.
+// left itself, once, the next time it runs out of work (between_batches()), and its next
+// batch starts the WAL over; else the WAL would grow until the RESTART checkpoint. That copy
+// costs the writer two fsyncs (WAL and database), a millisecond or more: not after every
+// pass (with `restart` at 4000 frames instead of 16000, the p99 of a send at half load was
+// 1.5x longer), and not ahead of a waiting batch unless the writer never runs out of work
+// and the WAL has reached 1.5 x `restart` frames.
 #pragma once
 
 #include <condition_variable>
@@ -36,8 +37,8 @@ class Checkpointer {
     Checkpointer(Db db, sqlite3* writer, int restart = 16000, int threshold = 1000,
                  int limit = 32768);
     ~Checkpointer();  // stops the thread (call it after the writer has stopped)
-    // Called by the writer, on its thread, before each batch (see above).
-    void before_batch(sqlite3* writer);
+    // Called by the writer, on its thread, between its batches (see above).
+    void between_batches(sqlite3* writer, bool idle);
     Checkpointer(const Checkpointer&) = delete;
     Checkpointer& operator=(const Checkpointer&) = delete;
 

@@ -83,6 +83,12 @@ void Writer::loop() {
                                               std::cv_status::timeout)
                         break;
                 } else if (pending_.empty()) {
+                    if (between_) {  // idle: a moment for work that would hold up a batch
+                        lock.unlock();
+                        between_(db_, true);
+                        lock.lock();
+                        if (!pending_.empty() || stopping_) continue;
+                    }
                     cv_.wait(lock);
                 } else if (cv_.wait_until(lock, first_pending_ + kLazyDelay) ==
                            std::cv_status::timeout) {
@@ -118,7 +124,7 @@ void Writer::run_batch(std::vector<Pending>& batch) {
         for (auto& p : batch)
             if (p.done) p.done(ec);
     };
-    if (before_batch_) before_batch_(db_);
+    if (between_) between_(db_, false);
     if (auto r = db_.exec("BEGIN IMMEDIATE"); !r) return fail_all(r.error());
     const bool savepoints = batch.size() > 1;
     // Prepared once (the statement cache), not parsed again for every job.

@@ -41,8 +41,9 @@ class Writer {
     void stop();
     // `expected`: the job fulfils an earlier expect().
     void submit(Job job, Done done, bool expected = false);
-    // Runs on the writer's thread before each batch (set before start()).
-    void before_batch(std::function<void(Db&)> fn) { before_batch_ = std::move(fn); }
+    // Runs on the writer's thread before each batch (`idle` false) and when it runs out of
+    // work (`idle` true). Set before start().
+    void between_batches(std::function<void(Db&, bool idle)> fn) { between_ = std::move(fn); }
     // A job on its way (see above); unexpect() if it will not come after all.
     void expect();
     void unexpect();
@@ -95,7 +96,7 @@ class Writer {
 
     Db db_;
     const std::chrono::microseconds gather_window_;
-    std::function<void(Db&)> before_batch_;
+    std::function<void(Db&, bool)> between_;
     std::mutex mutex_;
     std::condition_variable cv_;
     std::vector<Pending> pending_;  // guarded by mutex_
