@@ -32,7 +32,7 @@ std::string join_addresses(const std::vector<mail::Mailbox>& list) {
 // index grows at its end instead of taking a write on a random page of it per email.
 std::string return_token(UnixMs now) {
     static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-    std::string out = new_id("", now).substr(0, 10);  // 48 bits of milliseconds, base32
+    std::string out = first_id_at("", now).substr(0, 10);  // 48 bits of milliseconds, base32
     for (unsigned char c : crypto::random_string(16))
         out.push_back(kAlphabet[c % kAlphabet.size()]);
     return out;

@@ -78,9 +78,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
     auto impl = std::make_unique<Impl>(std::move(*wdb), options.readers, options.path);
     impl->version = *version;
     for (std::size_t i = 0; i < options.readers; ++i) {
-        auto rdb = Db::open(options.path, false);
+        auto rdb = detail::open_reader(options.path);
         if (!rdb) return rdb.error();
-        (void)rdb->exec("PRAGMA query_only=ON");
         impl->reader_pool.add(std::move(*rdb));
     }
     auto cdb = Db::open(options.path, false);

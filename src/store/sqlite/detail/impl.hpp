@@ -16,7 +16,16 @@
 namespace posthorn::store::sqlite {
 
 namespace detail {
-// Read connections, one per reader thread; a lease returns its connection when it ends.
+// A read-only connection to the database at `path`.
+inline Result<Db> open_reader(const std::string& path) {
+    auto db = Db::open(path, false);
+    if (db) (void)db->exec("PRAGMA query_only=ON");
+    return db;
+}
+
+// Read connections: a fixed set, one per reader thread (take() waits for a free one), or,
+// made with the database's path, a set that grows (take_or_open() opens a connection when
+// none is free: as many as threads have used at once). A lease returns its connection.
 class ReaderPool {
   public:
     class Lease {
@@ -31,6 +40,9 @@ class ReaderPool {
         Db db_;
     };
 
+    ReaderPool() = default;
+    explicit ReaderPool(std::string path) : path_(std::move(path)) {}
+
     void add(Db db) { free_.push_back(std::move(db)); }
     Db take() {
         std::unique_lock lock(mutex_);
@@ -38,6 +50,17 @@ class ReaderPool {
         Db db = std::move(free_.back());
         free_.pop_back();
         return db;
+    }
+    Result<Db> take_or_open() {
+        {
+            std::lock_guard lock(mutex_);
+            if (!free_.empty()) {
+                Db db = std::move(free_.back());
+                free_.pop_back();
+                return db;
+            }
+        }
+        return open_reader(path_);
     }
     void release(Db db) {
         {
@@ -48,37 +71,9 @@ class ReaderPool {
     }
 
   private:
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::vector<Db> free_;
-};
-
-// Connections for reads on the caller's own thread (SqliteStore::Impl::read_here), opened
-// when first needed: as many as threads have used at once.
-class LocalReaders {
-  public:
-    explicit LocalReaders(std::string path) : path_(std::move(path)) {}
-    Result<Db> take() {
-        {
-            std::lock_guard lock(mutex_);
-            if (!free_.empty()) {
-                Db db = std::move(free_.back());
-                free_.pop_back();
-                return db;
-            }
-        }
-        auto db = Db::open(path_, false);
-        if (db) (void)db->exec("PRAGMA query_only=ON");
-        return db;
-    }
-    void release(Db db) {
-        std::lock_guard lock(mutex_);
-        free_.push_back(std::move(db));
-    }
-
-  private:
     const std::string path_;
     std::mutex mutex_;
+    std::condition_variable cv_;
     std::vector<Db> free_;
 };
 
@@ -121,14 +116,10 @@ struct SqliteStore::Impl {
     template <class F>
     asio::awaitable<std::invoke_result_t<F&, Db&>> read_here(F fn) {
         using R = std::invoke_result_t<F&, Db&>;
-        auto db = local_readers.take();
+        auto db = local_readers.take_or_open();
         if (!db) return ready(R(boost::system::in_place_error, db.error()));
-        struct Return {
-            detail::LocalReaders& to;
-            Db& db;
-            ~Return() { to.release(std::move(db)); }
-        } give_back{local_readers, *db};
-        return ready(fn(*db));
+        detail::ReaderPool::Lease lease(local_readers, std::move(*db));
+        return ready(fn(lease.db()));
     }
     template <class T>
     static asio::awaitable<T> ready(T value) {
@@ -156,7 +147,7 @@ struct SqliteStore::Impl {
     std::unique_ptr<detail::Checkpointer> checkpointer;  // after the writer has stopped
     asio::thread_pool reader_threads;
     detail::ReaderPool reader_pool;
-    detail::LocalReaders local_readers;
+    detail::ReaderPool local_readers;  // for read_here: grows as needed
     int version = 0;
     std::function<void()> queue_listener;  // set before serving, then only read
 };
