@@ -132,15 +132,18 @@ std::string build_message(const MessageSpec& spec) {
         body = multipart("mixed", std::move(files));
     }
 
-    GObj<GMimeMessage> msg(g_mime_message_new(TRUE));
-    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_FROM, {spec.from});
-    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_TO, spec.to);
-    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_CC, spec.cc);
-    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_REPLY_TO, spec.reply_to);
-    g_mime_message_set_subject(msg.get(), spec.subject.c_str(), "utf-8");
+    // Headers in the conventional order, set in that order: a message made with "pretty
+    // headers" holds nine empty header objects for it, created and destroyed with every
+    // message (a seventh of the time it takes to build one).
+    GObj<GMimeMessage> msg(g_mime_message_new(FALSE));
     GDateTime* date = g_date_time_new_from_unix_utc(spec.date / 1000);
     g_mime_message_set_date(msg.get(), date);
     g_date_time_unref(date);
+    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_FROM, {spec.from});
+    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_REPLY_TO, spec.reply_to);
+    g_mime_message_set_subject(msg.get(), spec.subject.c_str(), "utf-8");
+    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_TO, spec.to);
+    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_CC, spec.cc);
     g_mime_message_set_message_id(msg.get(), spec.message_id.c_str());
     for (const auto& [name, value] : spec.headers)
         g_mime_object_append_header(GMIME_OBJECT(msg.get()), name.c_str(), value.c_str(), "utf-8");

@@ -32,6 +32,28 @@ TEST(BuildMessage, TextOnlyIsOnePart) {
         ASSERT_EQ(m[i - 1], '\r') << "bare LF at " << i;
 }
 
+// The message headers come in the conventional order (the trace and origin fields, then
+// the destination fields, then the identification), the caller's own headers after them.
+TEST(BuildMessage, HeadersComeInTheConventionalOrder) {
+    auto s = base();
+    s.to = {mb("a@example.net")};
+    s.cc = {mb("c@example.net")};
+    s.reply_to = {mb("r@example.com")};
+    s.headers = {{"X-Campaign", "autumn"}, {"List-Unsubscribe", "<mailto:u@example.com>"}};
+    s.text = "x";
+    const auto m = build_message(s);
+    std::vector<std::string> names;
+    for (std::size_t pos = 0; pos < m.find("\r\n\r\n");) {
+        const auto eol = m.find("\r\n", pos);
+        if (m[pos] != ' ' && m[pos] != '\t') names.push_back(m.substr(pos, m.find(':', pos) - pos));
+        pos = eol + 2;
+    }
+    const std::vector<std::string> expected{
+        "Date",       "From",       "Reply-To",         "Subject",      "To",          "Cc",
+        "Message-Id", "X-Campaign", "List-Unsubscribe", "MIME-Version", "Content-Type"};
+    EXPECT_EQ(names, expected) << m;
+}
+
 // Addresses go out with their domains in IDNA form (as parsed: canonical A-labels) and
 // their display names RFC 2047-encoded; the same as GMime's own IDN lookup would give.
 TEST(BuildMessage, AddressesKeepTheirIdnaDomainsAndEncodedNames) {
