@@ -473,7 +473,7 @@ def test_email_events_are_delivered(posthorn_factory, dns, webhook_receiver):
         wait_for(lambda: rcv.of_type("email.delivered"), timeout=20, what="email.delivered")
 
         db = sqlite3.connect(ph.db_path)
-        (raw,) = db.execute("SELECT raw FROM email_bodies WHERE email_id = ?", (em,)).fetchone()
+        (raw,) = db.execute("SELECT raw FROM emails WHERE id = ?", (em,)).fetchone()
         db.close()
         html = email.message_from_bytes(raw, policy=email.policy.default) \
             .get_body(("html",)).get_content()

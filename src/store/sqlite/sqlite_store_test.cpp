@@ -59,7 +59,7 @@ class SqliteStoreTest : public ::testing::Test {
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
-    EXPECT_EQ(store_->schema_version(), 5);  // 005_envelopes_in_emails
+    EXPECT_EQ(store_->schema_version(), 6);  // 006_fewer_btrees
 }
 
 // A database of version 4 keeps its envelopes when migration 5 moves them into emails.
@@ -87,7 +87,7 @@ TEST_F(SqliteStoreTest, EnvelopesSurviveTheirMoveIntoEmails) {
     }
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
-    EXPECT_EQ((*s)->schema_version(), 5);
+    EXPECT_EQ((*s)->schema_version(), detail::migrations().back().version);
     auto page = run((*s)->list_envelopes({.account_id = "acc_1"}));
     ASSERT_TRUE(page);
     ASSERT_EQ(page->items.size(), 1u);
@@ -97,6 +97,69 @@ TEST_F(SqliteStoreTest, EnvelopesSurviveTheirMoveIntoEmails) {
     auto email = run((*s)->find_email("acc_1", "em_1"));
     ASSERT_TRUE(email);
     EXPECT_EQ(email->envelope_id, "env_1");
+}
+
+// Version 6 moves the raw messages into their emails and the request log into a table
+// ordered by id: a version-5 database keeps both, and its log counts.
+TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
+    const auto path = (dir_ / "v5.db").string();
+    const auto log1 = first_id_at("log_", 6), log2 = first_id_at("log_", 7);
+    {
+        sqlite3* raw = nullptr;
+        ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+        std::string sql = "BEGIN;";
+        for (const auto& m : detail::migrations())
+            if (m.version <= 5) sql += m.sql;
+        sql += R"(PRAGMA user_version = 5;
+            INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
+            INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                                return_token, created_at, queued_at, updated_at)
+                VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5),
+                       ('em_2', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm2', 't2', 6, 6, 6);
+            INSERT INTO email_bodies (email_id, raw) VALUES ('em_1', CAST('Subject: Hi' AS BLOB));
+            INSERT INTO request_logs (id, account_id, created_at, method, url, status,
+                                      duration_ms)
+                VALUES (')" +
+               log2 + R"(', 'acc_1', 7, 'GET', '/v1/logs', 200, 1),
+                       (')" +
+               log1 + R"(', 'acc_1', 6, 'POST', '/v1/emails', 200, 2);
+            COMMIT;)";
+        char* err = nullptr;
+        EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
+        sqlite3_free(err);
+        sqlite3_close(raw);
+    }
+    auto s = SqliteStore::open({.path = path, .readers = 1});
+    ASSERT_TRUE(s) << s.error().message();
+    EXPECT_EQ((*s)->schema_version(), 6);
+    auto raw = run((*s)->email_raw("acc_1", "em_1"));
+    ASSERT_TRUE(raw) << raw.error().message();
+    EXPECT_EQ(*raw, "Subject: Hi");
+    auto none = run((*s)->email_raw("acc_1", "em_2"));  // had no body: empty, still readable
+    ASSERT_TRUE(none);
+    EXPECT_EQ(*none, "");
+    auto page = run((*s)->list_logs({.account_id = "acc_1", .limit = 10}));
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->total, 2);
+    ASSERT_EQ(page->items.size(), 2u);
+    EXPECT_EQ(page->items[0].id, log2);  // newest first
+    EXPECT_EQ(page->items[1].url, "/v1/emails");
+    // The count triggers came back with the table.
+    const auto log3 = first_id_at("log_", 2'000);
+    (*s)->append_log({.id = log3,
+                      .account_id = "acc_1",
+                      .created_at = 2'000,
+                      .method = "GET",
+                      .url = "/v1/domains",
+                      .status = 200});
+    auto deleted = run((*s)->delete_logs_before(1'000));
+    ASSERT_TRUE(deleted);
+    EXPECT_EQ(*deleted, 2);
+    page = run((*s)->list_logs({.account_id = "acc_1", .limit = 10}));
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->total, 1);
+    ASSERT_EQ(page->items.size(), 1u);
+    EXPECT_EQ(page->items[0].id, log3);
 }
 
 // Events fan out into deliveries for the subscribed, active webhooks of their account only;
