@@ -27,6 +27,7 @@ Result<int> migrate(Db& db) {
     if (!row) return row.error();
     int version = static_cast<int>(version_stmt->int64(0));
     (void)version_stmt->step();
+    bool applied = false;
     for (const auto& m : detail::migrations()) {
         if (m.version <= version) continue;
         log::info("store: applying migration {}", m.name);
@@ -40,6 +41,26 @@ Result<int> migrate(Db& db) {
             return r.error();
         }
         version = m.version;
+        applied = true;
+    }
+    // A migration may edit table definitions in sqlite_schema (006 does): a new schema
+    // version makes every connection, this one included, read the definitions again.
+    if (applied) {
+        auto cookie = db.prepare("PRAGMA schema_version");
+        if (!cookie) {
+            (void)db.exec("ROLLBACK");
+            return cookie.error();
+        }
+        if (auto r = cookie->step(); !r) {
+            (void)db.exec("ROLLBACK");
+            return r.error();
+        }
+        const auto bump = "PRAGMA schema_version = " + std::to_string(cookie->int64(0) + 1);
+        (void)cookie->step();
+        if (auto r = db.exec(bump.c_str()); !r) {
+            (void)db.exec("ROLLBACK");
+            return r.error();
+        }
     }
     if (auto r = db.exec("COMMIT"); !r) return r.error();
     return version;

@@ -56,10 +56,57 @@ class SqliteStoreTest : public ::testing::Test {
     std::unique_ptr<SqliteStore> store_;
 };
 
+// Inserts into the tables that check a column against a list of values, each with the number
+// of temporary B-trees it opens when it runs (0: the checks are comparisons, since version 6).
+std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std::string& path) {
+    std::vector<std::pair<std::string, int>> out;
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    for (const char* sql : {"INSERT INTO emails (status) VALUES (?1)",
+                            "INSERT INTO recipients (type, status) VALUES (?1, ?2)",
+                            "INSERT INTO domains (status) VALUES (?1)",
+                            "INSERT INTO webhook_deliveries (state) VALUES (?1)",
+                            "INSERT INTO suppressions (reason) VALUES (?1)"}) {
+        sqlite3_stmt* st = nullptr;
+        const std::string explain = std::string("EXPLAIN ") + sql;
+        EXPECT_EQ(sqlite3_prepare_v2(db, explain.c_str(), -1, &st, nullptr), SQLITE_OK)
+            << sqlite3_errmsg(db);
+        int ephemeral = 0;
+        while (sqlite3_step(st) == SQLITE_ROW)
+            if (std::string_view(reinterpret_cast<const char*>(sqlite3_column_text(st, 1))) ==
+                "OpenEphemeral")
+                ++ephemeral;
+        sqlite3_finalize(st);
+        out.emplace_back(sql, ephemeral);
+    }
+    sqlite3_close(db);
+    return out;
+}
+
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
     EXPECT_EQ(store_->schema_version(), 6);  // 006_fewer_btrees
+    for (const auto& [sql, ephemeral] : checks_with_temporary_btrees((dir_ / "t.db").string()))
+        EXPECT_EQ(ephemeral, 0) << sql;
+    // The checks still check.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "t.db").string().c_str(), &db), SQLITE_OK);
+    auto exec = [db](const char* sql) { return sqlite3_exec(db, sql, nullptr, nullptr, nullptr); };
+    EXPECT_EQ(exec("INSERT INTO accounts (id, name, created_at) VALUES ('acc_c', 'c', 1)"),
+              SQLITE_OK);
+    EXPECT_EQ(exec("INSERT INTO emails (id, account_id, from_email, to_display, subject, "
+                   "message_id, return_token, created_at, queued_at, updated_at) VALUES "
+                   "('em_c', 'acc_c', 'a@x.example', 'b@y.example', 'Hi', 'm', 't', 1, 1, 1)"),
+              SQLITE_OK);
+    EXPECT_EQ(exec("UPDATE emails SET status = 'DELIVERED' WHERE id = 'em_c'"), SQLITE_OK);
+    EXPECT_EQ(exec("UPDATE emails SET status = 'LOST' WHERE id = 'em_c'"), SQLITE_CONSTRAINT);
+    EXPECT_EQ(exec("INSERT INTO recipients (email_id, account_id, address, domain, type, "
+                   "updated_at) VALUES ('em_c', 'acc_c', 'b@y.example', 'y.example', 'to', 1)"),
+              SQLITE_OK);
+    EXPECT_EQ(exec("UPDATE recipients SET type = 'reply-to'"), SQLITE_CONSTRAINT);
+    EXPECT_EQ(exec("UPDATE recipients SET status = 'queued'"), SQLITE_CONSTRAINT);
+    sqlite3_close(db);
 }
 
 // A database of version 4 keeps its envelopes when migration 5 moves them into emails.
@@ -129,9 +176,12 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
         sqlite3_free(err);
         sqlite3_close(raw);
     }
+    EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
     EXPECT_EQ((*s)->schema_version(), 6);
+    for (const auto& [sql, ephemeral] : checks_with_temporary_btrees(path))
+        EXPECT_EQ(ephemeral, 0) << sql;
     auto raw = run((*s)->email_raw("acc_1", "em_1"));
     ASSERT_TRUE(raw) << raw.error().message();
     EXPECT_EQ(*raw, "Subject: Hi");
