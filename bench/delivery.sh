@@ -39,6 +39,8 @@
 # results are written all the same, with the problems listed); 2 bad usage or a missing tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 MESSAGES=${MESSAGES:-10000}
 ROUNDS=${ROUNDS:-2}
@@ -62,11 +64,6 @@ SPF_INCLUDE=spf.posthorn.test
 INBOUND_MX=mx.posthorn.test
 
 say() { printf '[delivery] %s\n' "$*" >&2; }
-die() {
-  say "error: $*"
-  exit "${2:-1}"
-}
-
 for v in MESSAGES ROUNDS SESSIONS CONNECTIONS PH_CONNECTIONS_PER_DOMAIN SAMPLE_MS TIMEOUT PROFILE_MESSAGES; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')" 2
 done
@@ -107,65 +104,12 @@ sampler_pid=
 
 # ---- process control ---------------------------------------------------------------
 
-# Waits up to $2 seconds for process $1 to end.
-wait_gone() {
-  local pid=$1 i
-  for ((i = 0; i < $2 * 10; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-stop_posthorn() {
-  [[ -n $ph_pid ]] || return 0
-  if kill -0 "$ph_pid" 2>/dev/null; then
-    kill -TERM "$ph_pid" 2>/dev/null || true
-    # The server lets requests in flight finish (30 s grace), then flushes the store.
-    if ! wait_gone "$ph_pid" 45; then
-      say "posthorn (pid $ph_pid) did not stop within 45 s of SIGTERM: killing it"
-      kill -KILL "$ph_pid" 2>/dev/null || true
-    fi
-  fi
-  ph_exit=0
-  wait "$ph_pid" 2>/dev/null || ph_exit=$?
-  ph_pid=
-}
-
-stop_dnsmasq() {
-  [[ -n $dns_pid ]] || return 0
-  if kill -0 "$dns_pid" 2>/dev/null; then
-    kill -TERM "$dns_pid" 2>/dev/null || true
-    if ! wait_gone "$dns_pid" 10; then
-      say "dnsmasq (pid $dns_pid) did not stop within 10 s: killing it"
-      kill -KILL "$dns_pid" 2>/dev/null || true
-    fi
-  fi
-  wait "$dns_pid" 2>/dev/null || true
-  dns_pid=
-}
-
-
 stop_sink() {
   [[ -n $sink_pid ]] || return 0
   kill -TERM "$sink_pid" 2>/dev/null || true
   if ! wait_gone "$sink_pid" 10; then kill -KILL "$sink_pid" 2>/dev/null || true; fi
   wait "$sink_pid" 2>/dev/null || true
   sink_pid=
-}
-
-# Postfix: `postfix stop` asks the master to stop; if it has not within 20 s, the master
-# (known by its PID) is killed; its children notice that it is gone and exit.
-stop_postfix() {
-  [[ -n $pf_master ]] || return 0
-  if kill -0 "$pf_master" 2>/dev/null; then
-    postfix -c "$pf_conf" stop >/dev/null 2>&1 || kill -TERM "$pf_master" 2>/dev/null || true
-    if ! wait_gone "$pf_master" 20; then
-      say "Postfix's master (pid $pf_master) did not stop within 20 s: killing it"
-      kill -KILL "$pf_master" 2>/dev/null || true
-    fi
-  fi
-  pf_master=
 }
 
 cleanup() {
@@ -188,117 +132,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'say "interrupted"; exit 130' INT TERM
 
-# bounded SECONDS OUT ERR COMMAND...: runs the command with a time bound, its stdout to OUT
-# and its stderr to ERR (files). In the background so that a signal to this script is
-# handled at once (the EXIT trap then stops it); only the command's own output is
-# redirected, so that what the traps print still reaches the terminal.
-bounded() {
-  local secs=$1 out=$2 err=$3 rc=0
-  shift 3
-  if [[ $out == "$err" ]]; then
-    timeout --kill-after=5 "$secs" "$@" >"$out" 2>&1 &
-  else
-    timeout --kill-after=5 "$secs" "$@" >"$out" 2>"$err" &
-  fi
-  bg_pid=$!
-  wait "$bg_pid" || rc=$?
-  bg_pid=
-  return "$rc"
-}
-
-# Sets REPLY to a port of 127.0.0.1 that nothing listens on and this script has not used.
+# The ports that free_port (bench/lib.sh) has handed out.
 used_ports=" "
-free_port() {
-  local p i
-  for ((i = 0; i < 200; i++)); do
-    p=$((20000 + RANDOM % 40000))
-    [[ $used_ports == *" $p "* ]] && continue
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      used_ports+="$p "
-      REPLY=$p
-      return 0
-    fi
-  done
-  die "no free port found on 127.0.0.1"
-}
-
-# Sets REPLY to a port of 127.0.0.1 free for both UDP and TCP (dnsmasq listens on both).
-free_udp_port() {
-  local i p
-  for ((i = 0; i < 50; i++)); do
-    p=$("$PY" -c '
-import socket
-with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
-    u.bind(("127.0.0.1", 0))
-    port = u.getsockname()[1]
-    with socket.socket() as t:
-        t.bind(("127.0.0.1", port))
-        print(port)' 2>/dev/null || true)
-    [[ -n $p && $used_ports != *" $p "* ]] || continue
-    used_ports+="$p "
-    REPLY=$p
-    return 0
-  done
-  die "no free UDP+TCP port found on 127.0.0.1"
-}
-
-# wait_http PID SECONDS EXPECTED_STATUS CURL_ARGS...: polls until the answer has the status.
-wait_http() {
-  local pid=$1 secs=$2 want=$3 code i
-  shift 3
-  for ((i = 0; i < secs * 10; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 1
-    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$@" 2>/dev/null || true)
-    [[ $code == "$want" ]] && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-# jfield FILE KEY...: the value at that path of the JSON document in FILE (empty if absent).
-jfield() {
-  "$PY" -c '
-import json, sys
-try:
-    v = json.load(open(sys.argv[1]))
-    for k in sys.argv[2:]:
-        v = v[int(k)] if isinstance(v, list) else v[k]
-except Exception:
-    sys.exit(0)
-print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$@"
-}
 
 # ---- measurements ------------------------------------------------------------------
-
-# CPU time (user+system, clock ticks) of the given processes, threads included.
-cpu_ticks() {
-  local pid sum=0 t
-  for pid in "$@"; do
-    t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
-    sum=$((sum + t))
-  done
-  echo "$sum"
-}
-# "total steal busy" ticks of the whole machine (busy: user, nice, system, irq, softirq).
-machine_ticks() { awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $9, $2+$3+$4+$7+$8; exit }' /proc/stat; }
-# CPU time of this script's children that have ended (the runner and the load it ran).
-child_ticks() { awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$$/stat"; }
-# "steal_pct other_pct" between two machine_ticks samples, OWN ticks being the measured
-# processes' (other: CPU used by every other process, in % of the machine).
-noise_between() {
-  awk -v a="$1" -v b="$2" -v own="$3" 'BEGIN {
-    split(a, x, " "); split(b, y, " "); d = y[1] - x[1]
-    if (d <= 0) { print "0.0 0.0"; exit }
-    other = y[3] - x[3] - own
-    printf "%.1f %.1f", 100 * (y[2] - x[2]) / d, (other > 0 ? 100 * other / d : 0) }'
-}
-
-calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
-fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
-median() {
-  printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 }
-    END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 
 # ---- the machine and the software ---------------------------------------------------
 
@@ -411,18 +248,6 @@ sink_count() {
   tail -c 256 "$tmp/sink.out" 2>/dev/null | tr '\r' '\n' | awk -F'mesg=' 'NF > 1 { n = $2 + 0 } END { print n + 0 }'
 }
 
-# CPU ticks of a Postfix instance: the master's own and those of its children that have
-# ended (cutime, cstime: every smtpd, smtp, cleanup... reaped by the master), plus the
-# live children's own.
-postfix_ticks() {
-  local sum pid
-  sum=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pf_master/stat" 2>/dev/null || echo 0)
-  for pid in $(pgrep -P "$pf_master" 2>/dev/null || true); do
-    sum=$((sum + $(cpu_ticks "$pid")))
-  done
-  echo "$sum"
-}
-
 # ---- the sink ----------------------------------------------------------------------
 
 free_port
@@ -499,23 +324,6 @@ free_udp_port
 dns_port=$REPLY
 mkdir -p "$tmp/dns"
 printf 'local=/%s/\n' test example example.com example.net example.org >"$tmp/dns/base.conf"
-start_dnsmasq() { # CONF
-  local i
-  "$DNSMASQ" --no-daemon --no-resolv --no-hosts --no-poll --port="$dns_port" \
-    --listen-address=127.0.0.1 --bind-interfaces --conf-file="$1" --pid-file= \
-    --user="$(id -un)" --group="$(id -gn)" --log-facility=- --local-ttl=0 \
-    >/dev/null 2>>"$tmp/dns/dnsmasq.log" &
-  dns_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    kill -0 "$dns_pid" 2>/dev/null || {
-      cat "$tmp/dns/dnsmasq.log" >&2
-      die "dnsmasq exited at start"
-    }
-    (exec 3<>"/dev/tcp/127.0.0.1/$dns_port") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  die "dnsmasq did not listen on 127.0.0.1:$dns_port within 10 s"
-}
 start_dnsmasq "$tmp/dns/base.conf"
 dns_version=$("$DNSMASQ" --version 2>/dev/null | awk 'NR == 1 { print $3 }')
 say "dnsmasq $dns_version: pid $dns_pid on 127.0.0.1:$dns_port"
@@ -565,13 +373,6 @@ if ! wait_http "$ph_pid" 20 200 -H "$auth" "$base/v1/domains"; then
 fi
 [[ -f $db ]] || die "no database at $db (has the default data dir layout changed?)"
 say "posthorn $ph_commit: pid $ph_pid on 127.0.0.1:$ph_port, data dir $tmp/data"
-
-# api METHOD PATH OUT [JSON_BODY]: one request with the key; prints the status.
-api() {
-  local args=(-s -o "$3" -w '%{http_code}' --max-time 30 -X "$1" -H "$auth")
-  [[ $# -lt 4 ]] || args+=(-H 'Content-Type: application/json' --data-binary "$4")
-  curl "${args[@]}" "$base$2" || echo 000
-}
 
 # The sending domain, verified against dnsmasq.
 code=$(api POST /v1/domains "$tmp/domain.json" "{\"domain\":\"$DOMAIN\"}")
@@ -808,11 +609,6 @@ sleep 1
 # ---- measure -----------------------------------------------------------------------
 
 noisy=()
-note_noise() { # label steal other
-  if awk -v a="$2" -v b="$3" -v t="$NOISY_PCT" 'BEGIN { exit !(a > t || b > t) }'; then
-    noisy+=("$1 (steal $2%, other processes $3%)")
-  fi
-}
 declare -A res
 si=0
 for size in $SIZES; do
@@ -903,7 +699,6 @@ stop_sink
 
 f3() { fmt '%.3f' "$1"; }
 f1() { fmt '%.1f' "$1"; }
-int() { fmt '%.0f' "$1"; }
 ratio() { fmt '%.3g' "$(calc "$1 / $2")"; } # 3 significant digits
 thousands() { printf "%'d" "$1" 2>/dev/null || echo "$1"; }
 kb() { if (($1 >= 1024 && $1 % 1024 == 0)); then echo "$(($1 / 1024)) KB"; else echo "$1 B"; fi; }

@@ -28,6 +28,8 @@
 # the problems listed); 2 bad usage or a missing tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
@@ -40,11 +42,6 @@ PH_BIN=${PH_BIN:-build/posthorn}
 RESULTS=${RESULTS-bench/RESULTS.md}
 
 say() { printf '[http_logs] %s\n' "$*" >&2; }
-die() {
-  say "error: $*"
-  exit "${2:-1}"
-}
-
 for v in ROUNDS DURATION WARMUP THREADS CONNECTIONS LIGHT_CONNECTIONS; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')" 2
 done
@@ -69,47 +66,6 @@ bg_pid=
 
 # ---- process control ---------------------------------------------------------------
 
-# Waits up to $2 seconds for process $1 to end.
-wait_gone() {
-  local pid=$1 i
-  for ((i = 0; i < $2 * 10; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-stop_posthorn() {
-  [[ -n $ph_pid ]] || return 0
-  if kill -0 "$ph_pid" 2>/dev/null; then
-    kill -TERM "$ph_pid" 2>/dev/null || true
-    # The server lets requests in flight finish (30 s grace), then flushes the store.
-    if ! wait_gone "$ph_pid" 45; then
-      say "posthorn (pid $ph_pid) did not stop within 45 s of SIGTERM: killing it"
-      kill -KILL "$ph_pid" 2>/dev/null || true
-    fi
-  fi
-  ph_exit=0
-  wait "$ph_pid" 2>/dev/null || ph_exit=$?
-  ph_pid=
-}
-
-stop_nginx() {
-  [[ -n $nginx_pid ]] || return 0
-  local workers
-  workers=$(pgrep -P "$nginx_pid" 2>/dev/null || true)
-  if kill -0 "$nginx_pid" 2>/dev/null; then
-    kill -TERM "$nginx_pid" 2>/dev/null || true
-    if ! wait_gone "$nginx_pid" 10; then
-      say "nginx (pid $nginx_pid) did not stop within 10 s: killing it"
-      # shellcheck disable=SC2086
-      kill -KILL "$nginx_pid" $workers 2>/dev/null || true
-    fi
-  fi
-  wait "$nginx_pid" 2>/dev/null || true
-  nginx_pid=
-}
-
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
@@ -126,98 +82,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'say "interrupted"; exit 130' INT TERM
 
-# bounded SECONDS OUT ERR COMMAND...: runs the command with a time bound, its stdout to OUT
-# and its stderr to ERR (files). In the background so that a signal to this script is
-# handled at once (the EXIT trap then stops it); only the command's own output is
-# redirected, so that what the traps print still reaches the terminal.
-bounded() {
-  local secs=$1 out=$2 err=$3 rc=0
-  shift 3
-  if [[ $out == "$err" ]]; then
-    timeout --kill-after=5 "$secs" "$@" >"$out" 2>&1 &
-  else
-    timeout --kill-after=5 "$secs" "$@" >"$out" 2>"$err" &
-  fi
-  bg_pid=$!
-  wait "$bg_pid" || rc=$?
-  bg_pid=
-  return "$rc"
-}
-
-# Sets REPLY to a port of 127.0.0.1 that nothing listens on and this script has not used.
+# The ports that free_port (bench/lib.sh) has handed out.
 used_ports=" "
-free_port() {
-  local p i
-  for ((i = 0; i < 200; i++)); do
-    p=$((20000 + RANDOM % 40000))
-    [[ $used_ports == *" $p "* ]] && continue
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      used_ports+="$p "
-      REPLY=$p
-      return 0
-    fi
-  done
-  die "no free port found on 127.0.0.1"
-}
-
-# wait_http PID SECONDS EXPECTED_STATUS CURL_ARGS...: polls until the answer has the status.
-wait_http() {
-  local pid=$1 secs=$2 want=$3 code i
-  shift 3
-  for ((i = 0; i < secs * 10; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 1
-    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$@" 2>/dev/null || true)
-    [[ $code == "$want" ]] && return 0
-    sleep 0.1
-  done
-  return 1
-}
 
 # ---- measurements ------------------------------------------------------------------
-
-# CPU time (user+system, clock ticks) of the given processes, threads included.
-cpu_ticks() {
-  local pid sum=0 t
-  for pid in "$@"; do
-    t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
-    sum=$((sum + t))
-  done
-  echo "$sum"
-}
-# "total steal busy" ticks of the whole machine (busy: user, nice, system, irq, softirq).
-machine_ticks() { awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $9, $2+$3+$4+$7+$8; exit }' /proc/stat; }
-# CPU time of this script's children that have ended (wrk, once waited for).
-child_ticks() { awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$$/stat"; }
-
-calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
-fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
-median() {
-  printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 }
-    END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-
-# Parses wrk --latency output: "req_per_s p50_ms p99_ms requests non_2xx socket_errors".
-parse_wrk() {
-  awk '
-    function ms(v) {
-      if (v ~ /us$/) return v / 1000
-      if (v ~ /ms$/) return v + 0
-      if (v ~ /[0-9]s$/) return v * 1000
-      if (v ~ /m$/) return v * 60000
-      if (v ~ /h$/) return v * 3600000
-      return -1
-    }
-    /^ +50% / { p50 = ms($2) }
-    /^ +99% / { p99 = ms($2) }
-    / requests in / { reqs = $1 }
-    /^Requests\/sec:/ { rps = $2 }
-    /Non-2xx or 3xx responses:/ { non2xx = $NF }
-    /Socket errors:/ { gsub(",", ""); sockerr = $4 + $6 + $8 + $10 }
-    END {
-      if (rps == "" || p50 == "" || p99 == "" || reqs == "") exit 1
-      printf "%s %s %s %s %d %d\n", rps, p50, p99, reqs, non2xx, sockerr
-    }' "$1"
-}
 
 # run_wrk TARGET LABEL SECONDS WRK_ARGS...: one wrk run against nginx or posthorn; sets W to
 # "req_per_s p50 p99 requests non_2xx socket_errors cpu_ms_per_request steal_pct other_pct"
@@ -388,12 +256,6 @@ wrk_ph=(-t"$THREADS" -c"$CONNECTIONS" -H "$auth" "$ph_url")
 # Runs during which steal or other processes took more than NOISY_PCT % of the machine.
 NOISY_PCT=${NOISY_PCT:-10}
 noisy=()
-note_noise() { # label steal other
-  if awk -v a="$2" -v b="$3" -v t="$NOISY_PCT" 'BEGIN { exit !(a > t || b > t) }'; then
-    noisy+=("$1 (steal $2%, other processes $3%)")
-  fi
-}
-
 # Every posthorn run: its requests, connections, non-2xx and socket errors.
 ph_requests=0
 ph_connections=0
@@ -401,13 +263,6 @@ ph_non2xx=0
 ph_sockerr=0
 nginx_non2xx=0
 nginx_sockerr=0
-account_posthorn() { # requests non2xx sockerr connections
-  ph_requests=$((ph_requests + $1))
-  ph_non2xx=$((ph_non2xx + $2))
-  ph_sockerr=$((ph_sockerr + $3))
-  ph_connections=$((ph_connections + $4))
-}
-
 say "warm-up: ${WARMUP}s each"
 run_wrk nginx warmup-nginx "$WARMUP" "${wrk_nginx[@]}" || die "the nginx warm-up failed"
 read -r _ _ _ _ n2 se _ _ _ <<<"$W"
@@ -552,8 +407,6 @@ fi
 
 # ---- report ------------------------------------------------------------------------
 
-ms() { fmt '%.3f' "$1"; }
-int() { fmt '%.0f' "$1"; }
 ratio() { fmt '%.3g' "$(calc "$1 / $2")"; } # 3 significant digits
 thousands() { printf "%'d" "$1" 2>/dev/null || echo "$1"; }
 

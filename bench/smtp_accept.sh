@@ -59,6 +59,8 @@
 # results are written all the same, with the problems listed); 2 bad usage or a missing tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 MESSAGES=${MESSAGES:-5000}
 ROUNDS=${ROUNDS:-2}
@@ -89,11 +91,6 @@ SPF_INCLUDE=spf.posthorn.test
 INBOUND_MX=mx.posthorn.test
 
 say() { printf '[smtp_accept] %s\n' "$*" >&2; }
-die() {
-  say "error: $*"
-  exit "${2:-1}"
-}
-
 for v in MESSAGES ROUNDS SESSIONS CLIENT_PROCS SAMPLE_MS TIMEOUT PROFILE_MESSAGES; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')" 2
 done
@@ -138,16 +135,6 @@ pstat_pid=
 
 # ---- process control ---------------------------------------------------------------
 
-# Waits up to $2 seconds for process $1 to end.
-wait_gone() {
-  local pid=$1 i
-  for ((i = 0; i < $2 * 10; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  return 1
-}
-
 stop_posthorn() {
   [[ -n $ph_pid ]] || return 0
   if kill -0 "$ph_pid" 2>/dev/null; then
@@ -169,20 +156,6 @@ stop_pid() { # PID: TERM, then KILL after 10 s
   kill -TERM "$1" 2>/dev/null || true
   if ! wait_gone "$1" 10; then kill -KILL "$1" 2>/dev/null || true; fi
   wait "$1" 2>/dev/null || true
-}
-
-# Postfix: `postfix stop` asks the master to stop; if it has not within 20 s, the master
-# (known by its PID) is killed; its children notice that it is gone and exit.
-stop_postfix() {
-  [[ -n $pf_master ]] || return 0
-  if kill -0 "$pf_master" 2>/dev/null; then
-    postfix -c "$pf_conf" stop >/dev/null 2>&1 || kill -TERM "$pf_master" 2>/dev/null || true
-    if ! wait_gone "$pf_master" 20; then
-      say "Postfix's master (pid $pf_master) did not stop within 20 s: killing it"
-      kill -KILL "$pf_master" 2>/dev/null || true
-    fi
-  fi
-  pf_master=
 }
 
 # Both servers, dnsmasq and the listener that holds posthorn's delivery sessions.
@@ -211,23 +184,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'say "interrupted"; exit 130' INT TERM
-
-# bounded SECONDS OUT ERR COMMAND...: runs the command with a time bound, its stdout to OUT
-# and its stderr to ERR (files). In the background so that a signal to this script is
-# handled at once (the EXIT trap then stops it).
-bounded() {
-  local secs=$1 out=$2 err=$3 rc=0
-  shift 3
-  if [[ $out == "$err" ]]; then
-    timeout --kill-after=5 "$secs" "$@" >"$out" 2>&1 &
-  else
-    timeout --kill-after=5 "$secs" "$@" >"$out" 2>"$err" &
-  fi
-  bg_pid=$!
-  wait "$bg_pid" || rc=$?
-  bg_pid=
-  return "$rc"
-}
 
 # Free ports of 127.0.0.1, all at once: each one is bound (TCP and UDP, without
 # SO_REUSEADDR, so that a listener, a connection in TIME_WAIT or a UDP socket on it makes
@@ -263,63 +219,7 @@ PY
 read -r pf_in_port pf_sub_port ph_port ph_sub_port ph_in_port dns_port hold_port _ <<<"$ports"
 [[ -n $hold_port ]] || die "could not find 8 free ports on 127.0.0.1 (got '$ports')"
 
-# wait_http PID SECONDS EXPECTED_STATUS CURL_ARGS...: polls until the answer has the status.
-wait_http() {
-  local pid=$1 secs=$2 want=$3 code i
-  shift 3
-  for ((i = 0; i < secs * 10; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 1
-    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$@" 2>/dev/null || true)
-    [[ $code == "$want" ]] && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-# jfield FILE KEY...: the value at that path of the JSON document in FILE (empty if absent).
-jfield() {
-  "$PY" -c '
-import json, sys
-try:
-    v = json.load(open(sys.argv[1]))
-    for k in sys.argv[2:]:
-        v = v[int(k)] if isinstance(v, list) else v[k]
-except Exception:
-    sys.exit(0)
-print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$@"
-}
-
 # ---- measurements ------------------------------------------------------------------
-
-# CPU time (user+system, clock ticks) of the given processes, threads included.
-cpu_ticks() {
-  local pid sum=0 t
-  for pid in "$@"; do
-    t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
-    sum=$((sum + t))
-  done
-  echo "$sum"
-}
-# "total steal busy" ticks of the whole machine (busy: user, nice, system, irq, softirq).
-machine_ticks() { awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $9, $2+$3+$4+$7+$8; exit }' /proc/stat; }
-# CPU time of this script's children that have ended (the runner and the load it ran).
-child_ticks() { awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$$/stat"; }
-# "steal_pct other_pct" between two machine_ticks samples, OWN ticks being the measured
-# processes' (other: CPU used by every other process, in % of the machine).
-noise_between() {
-  awk -v a="$1" -v b="$2" -v own="$3" 'BEGIN {
-    split(a, x, " "); split(b, y, " "); d = y[1] - x[1]
-    if (d <= 0) { print "0.0 0.0"; exit }
-    other = y[3] - x[3] - own
-    printf "%.1f %.1f", 100 * (y[2] - x[2]) / d, (other > 0 ? 100 * other / d : 0) }'
-}
-
-calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
-fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
-median() {
-  printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 }
-    END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 
 # Builds on this machine (another engineer's): before each measured run, wait until no
 # compiler or ninja runs, up to BUILD_WAIT seconds.
@@ -435,18 +335,6 @@ sample()
 print(f"{result['end'] - t0:.4f} {result['rc']} {peak[0]} {peak[1]} {peak[2]} {result['cpu']:.4f}")
 PY
 
-# CPU ticks of a Postfix instance: the master's own and those of its children that have
-# ended (cutime, cstime: every smtpd, cleanup... reaped by the master), plus the live
-# children's own.
-postfix_ticks() {
-  local sum pid
-  sum=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pf_master/stat" 2>/dev/null || echo 0)
-  for pid in $(pgrep -P "$pf_master" 2>/dev/null || true); do
-    sum=$((sum + $(cpu_ticks "$pid")))
-  done
-  echo "$sum"
-}
-
 # ---- Postfix -----------------------------------------------------------------------
 
 # A private instance: main.cf, master.cf and the SASL configuration in $tmp/postfix/etc,
@@ -526,23 +414,6 @@ postconf -c "$pf_conf" -F '*/*/chroot = n'
 # domain are added once posthorn has made them, by a restart on the same port.
 mkdir -p "$tmp/dns"
 printf 'local=/%s/\n' test example example.com example.net example.org >"$tmp/dns/base.conf"
-start_dnsmasq() { # CONF
-  local i
-  "$DNSMASQ" --no-daemon --no-resolv --no-hosts --no-poll --port="$dns_port" \
-    --listen-address=127.0.0.1 --bind-interfaces --conf-file="$1" --pid-file= \
-    --user="$(id -un)" --group="$(id -gn)" --log-facility=- --local-ttl=0 \
-    >/dev/null 2>>"$tmp/dns/dnsmasq.log" &
-  dns_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    kill -0 "$dns_pid" 2>/dev/null || {
-      cat "$tmp/dns/dnsmasq.log" >&2
-      die "dnsmasq exited at start"
-    }
-    (exec 3<>"/dev/tcp/127.0.0.1/$dns_port") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  die "dnsmasq did not listen on 127.0.0.1:$dns_port within 10 s"
-}
 start_dnsmasq "$tmp/dns/base.conf"
 dns_version=$("$DNSMASQ" --version 2>/dev/null | awk 'NR == 1 { print $3 }')
 say "dnsmasq $dns_version: pid $dns_pid on 127.0.0.1:$dns_port"
@@ -612,13 +483,6 @@ if ! wait_http "$ph_pid" 20 200 -H "$auth" "$base/v1/domains"; then
 fi
 [[ -f $db ]] || die "no database at $db (has the default data dir layout changed?)"
 say "posthorn $ph_commit: pid $ph_pid, HTTP 127.0.0.1:$ph_port, submission :$ph_sub_port, inbound :$ph_in_port, data dir $tmp/data"
-
-# api METHOD PATH OUT [JSON_BODY]: one request with the key; prints the status.
-api() {
-  local args=(-s -o "$3" -w '%{http_code}' --max-time 30 -X "$1" -H "$auth")
-  [[ $# -lt 4 ]] || args+=(-H 'Content-Type: application/json' --data-binary "$4")
-  curl "${args[@]}" "$base$2" || echo 000
-}
 
 # The domain: VERIFIED against dnsmasq (as bench/delivery.sh and tests/support/domains.py
 # do), then opened for inbound mail.
@@ -913,11 +777,6 @@ say "warmed up; posthorn's delivery sessions waiting on the silent relay: $held_
 # ---- measure -----------------------------------------------------------------------
 
 noisy=()
-note_noise() { # label steal other
-  if awk -v a="$2" -v b="$3" -v t="$NOISY_PCT" 'BEGIN { exit !(a > t || b > t) }'; then
-    noisy+=("$1 (steal $2%, other processes $3%)")
-  fi
-}
 declare -A res
 t_measure=$SECONDS
 si=0
@@ -1073,7 +932,6 @@ done
 f3() { fmt '%.3f' "$1"; }
 f2() { fmt '%.2f' "$1"; }
 f1() { fmt '%.1f' "$1"; }
-int() { fmt '%.0f' "$1"; }
 ratio() { fmt '%.3g' "$(calc "$1 / $2")"; } # 3 significant digits
 thousands() { printf "%'d" "$1" 2>/dev/null || echo "$1"; }
 kb() { if (($1 >= 1024 && $1 % 1024 == 0)); then echo "$(($1 / 1024)) KB"; else echo "$1 B"; fi; }

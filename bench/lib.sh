@@ -1,0 +1,272 @@
+# bench/lib.sh — the helpers the benchmark scripts share: process control, free ports,
+# waiting for a server, CPU and noise accounting, the posthorn API, and number formatting.
+# Sourced by each bench/*.sh after it has set its own globals (tmp, PY, DNSMASQ, PH_BIN,
+# ph_pid, nginx_pid, dns_pid, ...) and its say(); nothing here runs on its own.
+# shellcheck shell=bash
+# The globals named above are the sourcing script's: set there, read here (and ph_exit set here).
+# shellcheck disable=SC2154,SC2034
+
+# Waits up to $2 seconds for process $1 to end.
+wait_gone() {
+  local pid=$1 i
+  for ((i = 0; i < $2 * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+stop_posthorn() {
+  [[ -n $ph_pid ]] || return 0
+  if kill -0 "$ph_pid" 2>/dev/null; then
+    kill -TERM "$ph_pid" 2>/dev/null || true
+    # The server lets requests in flight finish (30 s grace), then flushes the store.
+    if ! wait_gone "$ph_pid" 45; then
+      say "posthorn (pid $ph_pid) did not stop within 45 s of SIGTERM: killing it"
+      kill -KILL "$ph_pid" 2>/dev/null || true
+    fi
+  fi
+  ph_exit=0
+  wait "$ph_pid" 2>/dev/null || ph_exit=$?
+  ph_pid=
+}
+
+stop_nginx() {
+  [[ -n $nginx_pid ]] || return 0
+  local workers
+  workers=$(pgrep -P "$nginx_pid" 2>/dev/null || true)
+  if kill -0 "$nginx_pid" 2>/dev/null; then
+    kill -TERM "$nginx_pid" 2>/dev/null || true
+    if ! wait_gone "$nginx_pid" 10; then
+      say "nginx (pid $nginx_pid) did not stop within 10 s: killing it"
+      # shellcheck disable=SC2086
+      kill -KILL "$nginx_pid" $workers 2>/dev/null || true
+    fi
+  fi
+  wait "$nginx_pid" 2>/dev/null || true
+  nginx_pid=
+}
+
+stop_dnsmasq() {
+  [[ -n $dns_pid ]] || return 0
+  if kill -0 "$dns_pid" 2>/dev/null; then
+    kill -TERM "$dns_pid" 2>/dev/null || true
+    if ! wait_gone "$dns_pid" 10; then
+      say "dnsmasq (pid $dns_pid) did not stop within 10 s: killing it"
+      kill -KILL "$dns_pid" 2>/dev/null || true
+    fi
+  fi
+  wait "$dns_pid" 2>/dev/null || true
+  dns_pid=
+}
+
+# Postfix: `postfix stop` asks the master to stop; if it has not within 20 s, the master
+# (known by its PID) is killed; its children notice that it is gone and exit.
+stop_postfix() {
+  [[ -n $pf_master ]] || return 0
+  if kill -0 "$pf_master" 2>/dev/null; then
+    postfix -c "$pf_conf" stop >/dev/null 2>&1 || kill -TERM "$pf_master" 2>/dev/null || true
+    if ! wait_gone "$pf_master" 20; then
+      say "Postfix's master (pid $pf_master) did not stop within 20 s: killing it"
+      kill -KILL "$pf_master" 2>/dev/null || true
+    fi
+  fi
+  pf_master=
+}
+
+# bounded SECONDS OUT ERR COMMAND...: runs the command with a time bound, its stdout to OUT
+# and its stderr to ERR (files). In the background so that a signal to this script is
+# handled at once (the EXIT trap then stops it); only the command's own output is
+# redirected, so that what the traps print still reaches the terminal.
+bounded() {
+  local secs=$1 out=$2 err=$3 rc=0
+  shift 3
+  if [[ $out == "$err" ]]; then
+    timeout --kill-after=5 "$secs" "$@" >"$out" 2>&1 &
+  else
+    timeout --kill-after=5 "$secs" "$@" >"$out" 2>"$err" &
+  fi
+  bg_pid=$!
+  wait "$bg_pid" || rc=$?
+  bg_pid=
+  return "$rc"
+}
+
+# Sets REPLY to a port of 127.0.0.1 that nothing listens on and this script has not used
+# (used_ports, the sourcing script's).
+free_port() {
+  local p i
+  for ((i = 0; i < 200; i++)); do
+    p=$((20000 + RANDOM % 40000))
+    [[ $used_ports == *" $p "* ]] && continue
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      used_ports+="$p "
+      REPLY=$p
+      return 0
+    fi
+  done
+  die "no free port found on 127.0.0.1"
+}
+
+# Sets REPLY to a port of 127.0.0.1 free for both UDP and TCP (dnsmasq listens on both).
+free_udp_port() {
+  local i p
+  for ((i = 0; i < 50; i++)); do
+    p=$("$PY" -c '
+import socket
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+    u.bind(("127.0.0.1", 0))
+    port = u.getsockname()[1]
+    with socket.socket() as t:
+        t.bind(("127.0.0.1", port))
+        print(port)' 2>/dev/null || true)
+    [[ -n $p && $used_ports != *" $p "* ]] || continue
+    used_ports+="$p "
+    REPLY=$p
+    return 0
+  done
+  die "no free UDP+TCP port found on 127.0.0.1"
+}
+
+# wait_http PID SECONDS EXPECTED_STATUS CURL_ARGS...: polls until the answer has the status.
+wait_http() {
+  local pid=$1 secs=$2 want=$3 code i
+  shift 3
+  for ((i = 0; i < secs * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 1
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$@" 2>/dev/null || true)
+    [[ $code == "$want" ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# jfield FILE KEY...: the value at that path of the JSON document in FILE (empty if absent).
+jfield() {
+  "$PY" -c '
+import json, sys
+try:
+    v = json.load(open(sys.argv[1]))
+    for k in sys.argv[2:]:
+        v = v[int(k)] if isinstance(v, list) else v[k]
+except Exception:
+    sys.exit(0)
+print(json.dumps(v) if isinstance(v, (dict, list)) else v)' "$@"
+}
+
+# api METHOD PATH OUT [JSON_BODY]: one request with the key; prints the status.
+api() {
+  local args=(-s -o "$3" -w '%{http_code}' --max-time 30 -X "$1" -H "$auth")
+  [[ $# -lt 4 ]] || args+=(-H 'Content-Type: application/json' --data-binary "$4")
+  curl "${args[@]}" "$base$2" || echo 000
+}
+
+start_dnsmasq() { # CONF
+  local i
+  "$DNSMASQ" --no-daemon --no-resolv --no-hosts --no-poll --port="$dns_port" \
+    --listen-address=127.0.0.1 --bind-interfaces --conf-file="$1" --pid-file= \
+    --user="$(id -un)" --group="$(id -gn)" --log-facility=- --local-ttl=0 \
+    >/dev/null 2>>"$tmp/dns/dnsmasq.log" &
+  dns_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$dns_pid" 2>/dev/null || {
+      cat "$tmp/dns/dnsmasq.log" >&2
+      die "dnsmasq exited at start"
+    }
+    (exec 3<>"/dev/tcp/127.0.0.1/$dns_port") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  die "dnsmasq did not listen on 127.0.0.1:$dns_port within 10 s"
+}
+
+# CPU time (user+system, clock ticks) of the given processes, threads included.
+cpu_ticks() {
+  local pid sum=0 t
+  for pid in "$@"; do
+    t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    sum=$((sum + t))
+  done
+  echo "$sum"
+}
+
+# "total steal busy" ticks of the whole machine (busy: user, nice, system, irq, softirq).
+machine_ticks() { awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $9, $2+$3+$4+$7+$8; exit }' /proc/stat; }
+
+# CPU time of this script's children that have ended (the runner and the load it ran).
+child_ticks() { awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$$/stat"; }
+
+# CPU ticks of a Postfix instance: the master's own and those of its children that have
+# ended (cutime, cstime: every smtpd, smtp, cleanup... reaped by the master), plus the
+# live children's own.
+postfix_ticks() {
+  local sum pid
+  sum=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pf_master/stat" 2>/dev/null || echo 0)
+  for pid in $(pgrep -P "$pf_master" 2>/dev/null || true); do
+    sum=$((sum + $(cpu_ticks "$pid")))
+  done
+  echo "$sum"
+}
+
+# "steal_pct other_pct" between two machine_ticks samples, OWN ticks being the measured
+# processes' (other: CPU used by every other process, in % of the machine).
+noise_between() {
+  awk -v a="$1" -v b="$2" -v own="$3" 'BEGIN {
+    split(a, x, " "); split(b, y, " "); d = y[1] - x[1]
+    if (d <= 0) { print "0.0 0.0"; exit }
+    other = y[3] - x[3] - own
+    printf "%.1f %.1f", 100 * (y[2] - x[2]) / d, (other > 0 ? 100 * other / d : 0) }'
+}
+
+note_noise() { # label steal other
+  if awk -v a="$2" -v b="$3" -v t="$NOISY_PCT" 'BEGIN { exit !(a > t || b > t) }'; then
+    noisy+=("$1 (steal $2%, other processes $3%)")
+  fi
+}
+
+# Parses wrk --latency output: "req_per_s p50_ms p99_ms requests non_2xx socket_errors".
+parse_wrk() {
+  awk '
+    function ms(v) {
+      if (v ~ /us$/) return v / 1000
+      if (v ~ /ms$/) return v + 0
+      if (v ~ /[0-9]s$/) return v * 1000
+      if (v ~ /m$/) return v * 60000
+      if (v ~ /h$/) return v * 3600000
+      return -1
+    }
+    /^ +50% / { p50 = ms($2) }
+    /^ +99% / { p99 = ms($2) }
+    / requests in / { reqs = $1 }
+    /^Requests\/sec:/ { rps = $2 }
+    /Non-2xx or 3xx responses:/ { non2xx = $NF }
+    /Socket errors:/ { gsub(",", ""); sockerr = $4 + $6 + $8 + $10 }
+    END {
+      if (rps == "" || p50 == "" || p99 == "" || reqs == "") exit 1
+      printf "%s %s %s %s %d %d\n", rps, p50, p99, reqs, non2xx, sockerr
+    }' "$1"
+}
+
+account_posthorn() { # requests non2xx sockerr connections
+  ph_requests=$((ph_requests + $1))
+  ph_non2xx=$((ph_non2xx + $2))
+  ph_sockerr=$((ph_sockerr + $3))
+  ph_connections=$((ph_connections + $4))
+}
+
+calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
+
+fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
+
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 }
+    END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+ms() { fmt '%.3f' "$1"; }
+
+int() { fmt '%.0f' "$1"; }
+
+die() {
+  say "error: $*"
+  exit "${2:-1}"
+}
