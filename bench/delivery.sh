@@ -571,7 +571,7 @@ for ((i = 0; i < 300; i++)); do
   sleep 0.1
 done
 (($(sink_count) > s0)) || die "the first email did not reach the sink within 30 s: $(tail -n 20 "$tmp/posthorn.log")"
-raw_bytes=$(sqlite3 "$db" '.timeout 10000' "SELECT length(raw) FROM emails WHERE id = '$first_id';")
+raw_bytes=$(sqlite3 "$db" '.timeout 10000' "SELECT length(b.raw) FROM emails e JOIN email_bodies b ON b.id = e.body_id WHERE e.id = '$first_id';")
 # The message as the sink received it: signed at delivery (d= the domain).
 dump=$(grep -l -m1 "^Subject: posthorn delivery benchmark" "$tmp"/dump/msg-* 2>/dev/null | head -n1 || true)
 [[ -n $dump ]] || die "the sink kept no copy of the first email ($(ls "$tmp/dump" | head))"

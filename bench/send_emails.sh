@@ -560,7 +560,7 @@ code=$(api GET "/v1/emails/$first_id" "$tmp/first.json")
 first_status=$(jfield "$tmp/first.json" status)
 [[ $first_status == QUEUED ]] ||
   die "the first email is $first_status, not QUEUED: is the delivery relay not holding the delivery engine? $(head -c 500 "$tmp/first.json")"
-raw_bytes=$(sqlite3 "$db" '.timeout 10000' "SELECT length(raw) FROM emails WHERE id = '$first_id';")
+raw_bytes=$(sqlite3 "$db" '.timeout 10000' "SELECT length(b.raw) FROM emails e JOIN email_bodies b ON b.id = e.body_id WHERE e.id = '$first_id';")
 # Sends made outside wrk, each a stored email.
 extra_sends=1
 
@@ -716,7 +716,7 @@ say "stopping posthorn (SIGTERM)"
 stop_posthorn
 rows=$(emails_rows)
 read -r n_env n_rcpt n_bodies < <(sqlite3 -separator ' ' "$db" '.timeout 10000' \
-  "SELECT (SELECT COUNT(envelope_id) FROM emails), (SELECT COUNT(*) FROM recipients), (SELECT COUNT(*) FROM emails WHERE length(raw) > 0);")
+  "SELECT (SELECT COUNT(envelope_id) FROM emails), (SELECT COUNT(*) FROM recipients), (SELECT COUNT(*) FROM email_bodies);")
 email_status=$(sqlite3 "$db" '.timeout 10000' \
   "SELECT status || ': ' || COUNT(*) FROM emails GROUP BY status ORDER BY status;" | paste -sd, - | sed 's/,/, /g')
 # The request log (flushed at the shutdown) has the status of every answer.

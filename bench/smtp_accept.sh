@@ -753,7 +753,7 @@ done
 in_id=$(sqlite3 "$db" '.timeout 10000' "SELECT id FROM inbound_emails LIMIT 1;")
 in_raw=$(sqlite3 "$db" '.timeout 10000' "SELECT length(raw) FROM inbound_emails LIMIT 1;")
 sub_id=$(sqlite3 "$db" '.timeout 10000' "SELECT id FROM emails LIMIT 1;")
-sub_raw=$(sqlite3 "$db" '.timeout 10000' "SELECT length(raw) FROM emails WHERE id = '$sub_id';")
+sub_raw=$(sqlite3 "$db" '.timeout 10000' "SELECT length(b.raw) FROM emails e JOIN email_bodies b ON b.id = e.body_id WHERE e.id = '$sub_id';")
 code=$(api GET "/v1/emails/inbound/$in_id" "$tmp/in-first.json")
 [[ $code == 200 && $(jfield "$tmp/in-first.json" to_address) == "$IN_TO" ]] ||
   die "GET /v1/emails/inbound/$in_id answered $code: $(head -c 500 "$tmp/in-first.json")"

@@ -25,8 +25,7 @@ def setup_sender(posthorn_factory, dns, **env):
 
 
 def stored_parts(ph, em):
-    db = sqlite3.connect(ph.db_path)
-    (raw,) = db.execute("SELECT raw FROM emails WHERE id = ?", (em,)).fetchone()
+    raw = ph.stored_message(em)
     msg = email.message_from_bytes(raw, policy=email.policy.default)
     plain, html = msg.get_body(("plain",)), msg.get_body(("html",))
     return (plain.get_content() if plain else "", html.get_content())
@@ -131,8 +130,7 @@ def test_smtp_submitted_html_is_tracked_when_its_headers_ask(posthorn_factory, d
     assert len(links) == 1 and 'href="mailto:help@example.com"' in html
     c = ph.get(path_of(links[0]))
     assert c.status == 302 and c.headers["location"] == "https://shop.example/item?id=7&ref=mail"
-    db = sqlite3.connect(ph.db_path)
-    (raw,) = db.execute("SELECT raw FROM emails WHERE id = ?", (ids[0],)).fetchone()
+    raw = ph.stored_message(ids[0])
     assert b"X-Track-" not in raw, "the tracking headers are removed"
 
     _, untracked = stored_parts(ph, ids[1])

@@ -472,9 +472,7 @@ def test_email_events_are_delivered(posthorn_factory, dns, webhook_receiver):
         sink.wait_messages(1)
         wait_for(lambda: rcv.of_type("email.delivered"), timeout=20, what="email.delivered")
 
-        db = sqlite3.connect(ph.db_path)
-        (raw,) = db.execute("SELECT raw FROM emails WHERE id = ?", (em,)).fetchone()
-        db.close()
+        raw = ph.stored_message(em)
         html = email.message_from_bytes(raw, policy=email.policy.default) \
             .get_body(("html",)).get_content()
         (pixel,) = re.findall(r'src="http://127\.0\.0\.1:1(/t/o/[^"]+)"', html)

@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import signal
+import sqlite3
 import subprocess
 import time
 
@@ -116,6 +117,16 @@ class Posthorn:
     @property
     def db_path(self) -> pathlib.Path:
         return self.data_dir / "posthorn.db"
+
+    def stored_message(self, email_id: str) -> bytes:
+        """The raw message stored for an email (read from the database, as delivery does)."""
+        db = sqlite3.connect(self.db_path)
+        try:
+            (raw,) = db.execute("SELECT b.raw FROM emails e JOIN email_bodies b "
+                                "ON b.id = e.body_id WHERE e.id = ?", (email_id,)).fetchone()
+        finally:
+            db.close()
+        return raw
 
     # ---- accounts and keys ----
 

@@ -1,4 +1,4 @@
-// SqliteStore: emails (with their envelopes and raw messages), recipients and idempotency keys.
+// SqliteStore: emails (with their envelopes), recipients, raw messages and idempotency keys.
 #include "core/id.hpp"
 #include "store/sqlite/detail/impl.hpp"
 
@@ -53,10 +53,14 @@ Result<std::optional<StoredResponse>> idempotent(Db& db, const std::string& acco
 
 Result<void> insert_email(Db& db, const NewEmail& n) {
     const auto& e = n.email;
+    auto body = db.prepare("INSERT INTO email_bodies (raw) VALUES (?1)");
+    if (!body) return body.error();
+    if (auto br = body->bind_blob(1, n.raw).run(); !br) return br;
+    const auto body_id = db.last_insert_rowid();
     auto s = db.prepare(
         "INSERT INTO emails (id, account_id, domain_id, status, from_email, from_name, "
         "to_display, subject, message_id, return_token, track_opens, track_clicks, source, "
-        "size_bytes, created_at, queued_at, updated_at, envelope_id, total_recipients, raw) "
+        "size_bytes, created_at, queued_at, updated_at, envelope_id, total_recipients, body_id) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15, "
         "?17, ?18, ?19)");
     if (!s) return s.error();
@@ -78,7 +82,7 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                  .bind(16, e.queued_at)
                  .bind(17, n.envelope.id)
                  .bind(18, n.envelope.total_recipients)
-                 .bind_blob(19, n.raw)
+                 .bind(19, body_id)
                  .run();
     if (!r) return r;
     for (const auto& rc : n.recipients) {
@@ -292,7 +296,9 @@ asio::awaitable<Result<std::string>> SqliteStore::email_raw(std::string account_
                                                             std::string id) {
     return impl_->read(
         [account_id = std::move(account_id), id = std::move(id)](Db& db) -> Result<std::string> {
-            auto s = db.prepare("SELECT raw FROM emails WHERE account_id = ?1 AND id = ?2");
+            auto s = db.prepare(
+                "SELECT b.raw FROM emails e JOIN email_bodies b ON b.id = e.body_id "
+                "WHERE e.account_id = ?1 AND e.id = ?2");
             if (!s) return s.error();
             s->bind(1, account_id).bind(2, id);
             auto row = s->step();

@@ -146,8 +146,8 @@ TEST_F(SqliteStoreTest, EnvelopesSurviveTheirMoveIntoEmails) {
     EXPECT_EQ(email->envelope_id, "env_1");
 }
 
-// Version 6 moves the raw messages into their emails and the request log into a table
-// ordered by id: a version-5 database keeps both, and its log counts.
+// Version 6 keys the raw messages by an integer the email holds, and keeps the request log
+// in the order of its ids: a version-5 database keeps both, and its log counts.
 TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     const auto path = (dir_ / "v5.db").string();
     const auto log1 = first_id_at("log_", 6), log2 = first_id_at("log_", 7);
@@ -185,9 +185,9 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     auto raw = run((*s)->email_raw("acc_1", "em_1"));
     ASSERT_TRUE(raw) << raw.error().message();
     EXPECT_EQ(*raw, "Subject: Hi");
-    auto none = run((*s)->email_raw("acc_1", "em_2"));  // had no body: empty, still readable
-    ASSERT_TRUE(none);
-    EXPECT_EQ(*none, "");
+    auto none = run((*s)->email_raw("acc_1", "em_2"));  // had no body, has none
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error(), errc::not_found);
     auto page = run((*s)->list_logs({.account_id = "acc_1", .limit = 10}));
     ASSERT_TRUE(page);
     EXPECT_EQ(page->total, 2);
@@ -210,6 +210,22 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     EXPECT_EQ(page->total, 1);
     ASSERT_EQ(page->items.size(), 1u);
     EXPECT_EQ(page->items[0].id, log3);
+    // A body goes with its email.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    auto count = [db](const char* sql) {
+        sqlite3_stmt* st = nullptr;
+        EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK);
+        EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+        const auto n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        return n;
+    };
+    EXPECT_EQ(count("SELECT COUNT(*) FROM email_bodies"), 1);
+    EXPECT_EQ(sqlite3_exec(db, "DELETE FROM emails WHERE id = 'em_1'", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    EXPECT_EQ(count("SELECT COUNT(*) FROM email_bodies"), 0);
+    sqlite3_close(db);
 }
 
 // Events fan out into deliveries for the subscribed, active webhooks of their account only;
