@@ -20,7 +20,8 @@ stop_posthorn() {
   [[ -n $ph_pid ]] || return 0
   if kill -0 "$ph_pid" 2>/dev/null; then
     kill -TERM "$ph_pid" 2>/dev/null || true
-    # The server lets requests in flight finish (30 s grace), then flushes the store.
+    # The server lets the requests, sessions and delivery jobs in hand finish (30 s grace),
+    # then flushes the store; delivery sessions held by a silent relay take that whole grace.
     if ! wait_gone "$ph_pid" 45; then
       say "posthorn (pid $ph_pid) did not stop within 45 s of SIGTERM: killing it"
       kill -KILL "$ph_pid" 2>/dev/null || true

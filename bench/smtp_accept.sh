@@ -135,22 +135,6 @@ pstat_pid=
 
 # ---- process control ---------------------------------------------------------------
 
-stop_posthorn() {
-  [[ -n $ph_pid ]] || return 0
-  if kill -0 "$ph_pid" 2>/dev/null; then
-    kill -TERM "$ph_pid" 2>/dev/null || true
-    # The server lets sessions and delivery jobs in hand finish (30 s grace), then flushes
-    # the store; the delivery sessions held by the silent relay take that whole grace.
-    if ! wait_gone "$ph_pid" 45; then
-      say "posthorn (pid $ph_pid) did not stop within 45 s of SIGTERM: killing it"
-      kill -KILL "$ph_pid" 2>/dev/null || true
-    fi
-  fi
-  ph_exit=0
-  wait "$ph_pid" 2>/dev/null || ph_exit=$?
-  ph_pid=
-}
-
 stop_pid() { # PID: TERM, then KILL after 10 s
   [[ -n $1 ]] || return 0
   kill -TERM "$1" 2>/dev/null || true

@@ -56,6 +56,21 @@ class SqliteStoreTest : public ::testing::Test {
     std::unique_ptr<SqliteStore> store_;
 };
 
+// A database at schema `version` (migrations 1..version) holding `rows` (SQL), as an older
+// posthorn would have left it.
+void make_database_at(const std::string& path, int version, const std::string& rows) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    std::string sql = "BEGIN;";
+    for (const auto& m : detail::migrations())
+        if (m.version <= version) sql += m.sql;
+    sql += "PRAGMA user_version = " + std::to_string(version) + ";" + rows + "COMMIT;";
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
+    sqlite3_free(err);
+    sqlite3_close(db);
+}
+
 // Inserts into the tables that check a column against a list of values, each with the number
 // of temporary B-trees it opens when it runs (0: the checks are comparisons, since version 6).
 std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std::string& path) {
@@ -112,26 +127,14 @@ TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
 // A database of version 4 keeps its envelopes when migration 5 moves them into emails.
 TEST_F(SqliteStoreTest, EnvelopesSurviveTheirMoveIntoEmails) {
     const auto path = (dir_ / "v4.db").string();
-    {
-        sqlite3* raw = nullptr;
-        ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-        std::string sql = "BEGIN;";
-        for (const auto& m : detail::migrations())
-            if (m.version <= 4) sql += m.sql;
-        sql += R"(PRAGMA user_version = 4;
-            INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
-            INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
-                                return_token, created_at, queued_at, updated_at)
-                VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5);
-            INSERT INTO envelopes (id, account_id, email_id, subject, from_email,
-                                   total_recipients, created_at)
-                VALUES ('env_1', 'acc_1', 'em_1', 'Hi', 'a@x.example', 3, 5);
-            COMMIT;)";
-        char* err = nullptr;
-        EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
-        sqlite3_free(err);
-        sqlite3_close(raw);
-    }
+    make_database_at(path, 4, R"(
+        INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
+        INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                            return_token, created_at, queued_at, updated_at)
+            VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5);
+        INSERT INTO envelopes (id, account_id, email_id, subject, from_email,
+                               total_recipients, created_at)
+            VALUES ('env_1', 'acc_1', 'em_1', 'Hi', 'a@x.example', 3, 5);)");
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
     EXPECT_EQ((*s)->schema_version(), detail::migrations().back().version);
@@ -151,31 +154,16 @@ TEST_F(SqliteStoreTest, EnvelopesSurviveTheirMoveIntoEmails) {
 TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     const auto path = (dir_ / "v5.db").string();
     const auto log1 = first_id_at("log_", 6), log2 = first_id_at("log_", 7);
-    {
-        sqlite3* raw = nullptr;
-        ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-        std::string sql = "BEGIN;";
-        for (const auto& m : detail::migrations())
-            if (m.version <= 5) sql += m.sql;
-        sql += R"(PRAGMA user_version = 5;
-            INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
-            INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
-                                return_token, created_at, queued_at, updated_at)
-                VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5),
-                       ('em_2', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm2', 't2', 6, 6, 6);
-            INSERT INTO email_bodies (email_id, raw) VALUES ('em_1', CAST('Subject: Hi' AS BLOB));
-            INSERT INTO request_logs (id, account_id, created_at, method, url, status,
-                                      duration_ms)
-                VALUES (')" +
-               log2 + R"(', 'acc_1', 7, 'GET', '/v1/logs', 200, 1),
-                       (')" +
-               log1 + R"(', 'acc_1', 6, 'POST', '/v1/emails', 200, 2);
-            COMMIT;)";
-        char* err = nullptr;
-        EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
-        sqlite3_free(err);
-        sqlite3_close(raw);
-    }
+    make_database_at(path, 5, R"(
+        INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
+        INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                            return_token, created_at, queued_at, updated_at)
+            VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5),
+                   ('em_2', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm2', 't2', 6, 6, 6);
+        INSERT INTO email_bodies (email_id, raw) VALUES ('em_1', CAST('Subject: Hi' AS BLOB));
+        INSERT INTO request_logs (id, account_id, created_at, method, url, status, duration_ms)
+            VALUES (')" + log2 + R"(', 'acc_1', 7, 'GET', '/v1/logs', 200, 1),
+                   (')" + log1 + R"(', 'acc_1', 6, 'POST', '/v1/emails', 200, 2);)");
     EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
