@@ -19,8 +19,8 @@ using detail::Stmt;
 
 namespace {
 
-Result<int> migrate(Db& db) {
-    if (auto r = db.exec("BEGIN IMMEDIATE"); !r) return r.error();
+// Inside migrate()'s transaction: the migrations the database has not had, in order.
+Result<int> apply_migrations(Db& db) {
     auto version_stmt = db.prepare("PRAGMA user_version");
     if (!version_stmt) return version_stmt.error();
     auto row = version_stmt->step();
@@ -31,15 +31,9 @@ Result<int> migrate(Db& db) {
     for (const auto& m : detail::migrations()) {
         if (m.version <= version) continue;
         log::info("store: applying migration {}", m.name);
-        if (auto r = db.exec(m.sql); !r) {
-            (void)db.exec("ROLLBACK");
-            return r.error();
-        }
+        if (auto r = db.exec(m.sql); !r) return r.error();
         const std::string set = "PRAGMA user_version = " + std::to_string(m.version);
-        if (auto r = db.exec(set.c_str()); !r) {
-            (void)db.exec("ROLLBACK");
-            return r.error();
-        }
+        if (auto r = db.exec(set.c_str()); !r) return r.error();
         version = m.version;
         applied = true;
     }
@@ -47,20 +41,22 @@ Result<int> migrate(Db& db) {
     // version makes every connection, this one included, read the definitions again.
     if (applied) {
         auto cookie = db.prepare("PRAGMA schema_version");
-        if (!cookie) {
-            (void)db.exec("ROLLBACK");
-            return cookie.error();
-        }
-        if (auto r = cookie->step(); !r) {
-            (void)db.exec("ROLLBACK");
-            return r.error();
-        }
+        if (!cookie) return cookie.error();
+        if (auto r = cookie->step(); !r) return r.error();
         const auto bump = "PRAGMA schema_version = " + std::to_string(cookie->int64(0) + 1);
         (void)cookie->step();
-        if (auto r = db.exec(bump.c_str()); !r) {
-            (void)db.exec("ROLLBACK");
-            return r.error();
-        }
+        if (auto r = db.exec(bump.c_str()); !r) return r.error();
+    }
+    return version;
+}
+
+// All or nothing: a migration that fails leaves the database as it was.
+Result<int> migrate(Db& db) {
+    if (auto r = db.exec("BEGIN IMMEDIATE"); !r) return r.error();
+    auto version = apply_migrations(db);
+    if (!version) {
+        (void)db.exec("ROLLBACK");
+        return version.error();
     }
     if (auto r = db.exec("COMMIT"); !r) return r.error();
     return version;

@@ -216,6 +216,38 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     sqlite3_close(db);
 }
 
+// A migration that fails leaves the database as it was: here 006 cannot create a table
+// whose name is taken, so the database stays at version 5, its messages in place.
+TEST_F(SqliteStoreTest, AFailedMigrationChangesNothing) {
+    const auto path = (dir_ / "v5-taken.db").string();
+    make_database_at(path, 5, R"(
+        INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
+        INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                            return_token, created_at, queued_at, updated_at)
+            VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5);
+        INSERT INTO email_bodies (email_id, raw) VALUES ('em_1', CAST('Subject: Hi' AS BLOB));
+        CREATE TABLE email_bodies_by_id (x);)");
+    auto s = SqliteStore::open({.path = path, .readers = 1});
+    EXPECT_FALSE(s);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT (SELECT user_version FROM pragma_user_version), "
+                                 "(SELECT COUNT(*) FROM email_bodies WHERE email_id = 'em_1'), "
+                                 "(SELECT COUNT(*) FROM sqlite_schema WHERE sql LIKE "
+                                 "'%status IN (%')",
+                                 -1, &st, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(st, 0), 5);
+    EXPECT_EQ(sqlite3_column_int(st, 1), 1);  // the version-5 table, with its row
+    EXPECT_GT(sqlite3_column_int(st, 2), 0);  // the CHECKs as they were
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 // Events fan out into deliveries for the subscribed, active webhooks of their account only;
 // a claimed delivery is leased, a failed attempt comes back when due, a success ends it.
 TEST_F(SqliteStoreTest, EventsFanOutToSubscribedWebhooks) {
