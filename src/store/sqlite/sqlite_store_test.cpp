@@ -209,6 +209,14 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
         sqlite3_finalize(st);
         return n;
     };
+    // The schema edited in place reads back whole (as SQLite advises to check after such edits).
+    {
+        sqlite3_stmt* st = nullptr;
+        ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, nullptr), SQLITE_OK);
+        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+        EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "ok");
+        sqlite3_finalize(st);
+    }
     EXPECT_EQ(count("SELECT COUNT(*) FROM email_bodies"), 1);
     EXPECT_EQ(sqlite3_exec(db, "DELETE FROM emails WHERE id = 'em_1'", nullptr, nullptr, nullptr),
               SQLITE_OK);
