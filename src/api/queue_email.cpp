@@ -124,15 +124,8 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.track_clicks = req.track_clicks.value_or(domain->click_tracking);
     e.source = req.source;
     e.created_at = e.queued_at = now;
-    n.envelope = {
-        .id = new_id("env_", now),
-        .account_id = e.account_id,
-        .email_id = e.id,
-        .subject = e.subject,
-        .from_email = e.from_email,
-        .from_name = e.from_name,
-        .total_recipients = static_cast<int>(req.to.size() + req.cc.size() + req.bcc.size()),
-        .created_at = now};
+    e.envelope_id = new_id("env_", now);
+    n.total_recipients = static_cast<int>(req.to.size() + req.cc.size() + req.bcc.size());
     std::vector<std::string> seen;  // one delivery per address, whatever field named it
     auto add = [&](const std::vector<mail::Mailbox>& list, const char* type) {
         for (const auto& m : list) {

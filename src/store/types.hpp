@@ -170,8 +170,8 @@ struct StoredResponse {
 };
 
 struct NewEmail {
-    Email email;
-    Envelope envelope;
+    Email email;               // its envelope_id set
+    int total_recipients = 0;  // of the envelope: to + cc + bcc as given
     std::vector<Recipient> recipients;
     std::string raw;  // the message as built, before DKIM signing
     std::optional<std::string> idempotency_key;

@@ -80,8 +80,8 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                  .bind(14, e.size_bytes)
                  .bind(15, e.created_at)
                  .bind(16, e.queued_at)
-                 .bind(17, n.envelope.id)
-                 .bind(18, n.envelope.total_recipients)
+                 .bind(17, e.envelope_id)
+                 .bind(18, n.total_recipients)
                  .bind(19, body_id)
                  .run();
     if (!r) return r;

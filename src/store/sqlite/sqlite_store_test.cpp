@@ -71,6 +71,25 @@ void make_database_at(const std::string& path, int version, const std::string& r
     sqlite3_close(db);
 }
 
+// The first column of the first row `sql` answers on `db`, as text.
+std::string query_one(sqlite3* db, const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    std::string out;
+    if (st && sqlite3_step(st) == SQLITE_ROW)
+        if (const auto* text = sqlite3_column_text(st, 0))
+            out = reinterpret_cast<const char*>(text);
+    sqlite3_finalize(st);
+    return out;
+}
+
+// An account and its email em_1, as rows of any schema version.
+constexpr const char* kOneEmail = R"(
+    INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
+    INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                        return_token, created_at, queued_at, updated_at)
+        VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5);)";
+
 // Inserts into the tables that check a column against a list of values, each with the number
 // of temporary B-trees it opens when it runs (0: the checks are comparisons, since version 6).
 std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std::string& path) {
@@ -127,14 +146,10 @@ TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
 // A database of version 4 keeps its envelopes when migration 5 moves them into emails.
 TEST_F(SqliteStoreTest, EnvelopesSurviveTheirMoveIntoEmails) {
     const auto path = (dir_ / "v4.db").string();
-    make_database_at(path, 4, R"(
-        INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
-        INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
-                            return_token, created_at, queued_at, updated_at)
-            VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5);
+    make_database_at(path, 4, kOneEmail + std::string(R"(
         INSERT INTO envelopes (id, account_id, email_id, subject, from_email,
                                total_recipients, created_at)
-            VALUES ('env_1', 'acc_1', 'em_1', 'Hi', 'a@x.example', 3, 5);)");
+            VALUES ('env_1', 'acc_1', 'em_1', 'Hi', 'a@x.example', 3, 5);)"));
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
     EXPECT_EQ((*s)->schema_version(), detail::migrations().back().version);
@@ -154,16 +169,14 @@ TEST_F(SqliteStoreTest, EnvelopesSurviveTheirMoveIntoEmails) {
 TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     const auto path = (dir_ / "v5.db").string();
     const auto log1 = first_id_at("log_", 6), log2 = first_id_at("log_", 7);
-    make_database_at(path, 5, R"(
-        INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
+    make_database_at(path, 5, kOneEmail + std::string(R"(
         INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
                             return_token, created_at, queued_at, updated_at)
-            VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5),
-                   ('em_2', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm2', 't2', 6, 6, 6);
+            VALUES ('em_2', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm2', 't2', 6, 6, 6);
         INSERT INTO email_bodies (email_id, raw) VALUES ('em_1', CAST('Subject: Hi' AS BLOB));
         INSERT INTO request_logs (id, account_id, created_at, method, url, status, duration_ms)
             VALUES (')" + log2 + R"(', 'acc_1', 7, 'GET', '/v1/logs', 200, 1),
-                   (')" + log1 + R"(', 'acc_1', 6, 'POST', '/v1/emails', 200, 2);)");
+                   (')" + log1 + R"(', 'acc_1', 6, 'POST', '/v1/emails', 200, 2);)"));
     EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
@@ -201,26 +214,12 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     // A body goes with its email.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    auto count = [db](const char* sql) {
-        sqlite3_stmt* st = nullptr;
-        EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK);
-        EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
-        const auto n = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        return n;
-    };
     // The schema edited in place reads back whole (as SQLite advises to check after such edits).
-    {
-        sqlite3_stmt* st = nullptr;
-        ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, nullptr), SQLITE_OK);
-        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-        EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "ok");
-        sqlite3_finalize(st);
-    }
-    EXPECT_EQ(count("SELECT COUNT(*) FROM email_bodies"), 1);
+    EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM email_bodies"), "1");
     EXPECT_EQ(sqlite3_exec(db, "DELETE FROM emails WHERE id = 'em_1'", nullptr, nullptr, nullptr),
               SQLITE_OK);
-    EXPECT_EQ(count("SELECT COUNT(*) FROM email_bodies"), 0);
+    EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM email_bodies"), "0");
     sqlite3_close(db);
 }
 
@@ -228,31 +227,19 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
 // whose name is taken, so the database stays at version 5, its messages in place.
 TEST_F(SqliteStoreTest, AFailedMigrationChangesNothing) {
     const auto path = (dir_ / "v5-taken.db").string();
-    make_database_at(path, 5, R"(
-        INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
-        INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
-                            return_token, created_at, queued_at, updated_at)
-            VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', 't1', 5, 5, 5);
+    make_database_at(path, 5, kOneEmail + std::string(R"(
         INSERT INTO email_bodies (email_id, raw) VALUES ('em_1', CAST('Subject: Hi' AS BLOB));
-        CREATE TABLE email_bodies_by_id (x);)");
+        CREATE TABLE email_bodies_by_id (x);)"));
     auto s = SqliteStore::open({.path = path, .readers = 1});
     EXPECT_FALSE(s);
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(db,
-                                 "SELECT (SELECT user_version FROM pragma_user_version), "
-                                 "(SELECT COUNT(*) FROM email_bodies WHERE email_id = 'em_1'), "
-                                 "(SELECT COUNT(*) FROM sqlite_schema WHERE sql LIKE "
-                                 "'%status IN (%')",
-                                 -1, &st, nullptr),
-              SQLITE_OK)
-        << sqlite3_errmsg(db);
-    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    EXPECT_EQ(sqlite3_column_int(st, 0), 5);
-    EXPECT_EQ(sqlite3_column_int(st, 1), 1);  // the version-5 table, with its row
-    EXPECT_GT(sqlite3_column_int(st, 2), 0);  // the CHECKs as they were
-    sqlite3_finalize(st);
+    EXPECT_EQ(query_one(db, "PRAGMA user_version"), "5");
+    EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM email_bodies WHERE email_id = 'em_1'"),
+              "1");  // the version-5 table, with its row
+    EXPECT_GT(std::stoi(query_one(
+                  db, "SELECT COUNT(*) FROM sqlite_schema WHERE sql LIKE '%status IN (%'")),
+              0);  // the CHECKs as they were
     sqlite3_close(db);
 }
 
@@ -595,13 +582,8 @@ TEST_F(SqliteStoreTest, LeasesKeepClaimedMailAndRenewalsExtendThem) {
                .source = "api",
                .created_at = 1,
                .queued_at = 1};
-    n.envelope = {.id = new_id("env_", 1),
-                  .account_id = acc.id,
-                  .email_id = n.email.id,
-                  .subject = "s",
-                  .from_email = "a@mail.example.com",
-                  .total_recipients = 1,
-                  .created_at = 1};
+    n.email.envelope_id = new_id("env_", 1);
+    n.total_recipients = 1;
     n.recipients = {
         {.address = "b@example.net", .domain = "example.net", .type = "to", .next_attempt_at = 1}};
     n.raw = "Subject: s\r\n\r\nbody\r\n";

@@ -47,18 +47,12 @@ class ReaderPool {
     Db take() {
         std::unique_lock lock(mutex_);
         cv_.wait(lock, [this] { return !free_.empty(); });
-        Db db = std::move(free_.back());
-        free_.pop_back();
-        return db;
+        return pop();
     }
     Result<Db> take_or_open() {
         {
             std::lock_guard lock(mutex_);
-            if (!free_.empty()) {
-                Db db = std::move(free_.back());
-                free_.pop_back();
-                return db;
-            }
+            if (!free_.empty()) return pop();
         }
         return open_reader(path_);
     }
@@ -71,6 +65,12 @@ class ReaderPool {
     }
 
   private:
+    Db pop() {  // under mutex_, with a free connection
+        Db db = std::move(free_.back());
+        free_.pop_back();
+        return db;
+    }
+
     const std::string path_;
     std::mutex mutex_;
     std::condition_variable cv_;
