@@ -3,7 +3,7 @@
 #include <mutex>
 
 #include "core/text.hpp"
-#include "mail/detail/gmime.hpp"
+#include "mail/detail/message_body.hpp"
 
 namespace posthorn::mail {
 
@@ -79,8 +79,17 @@ GObj<GMimeObject> multipart(const char* subtype, std::vector<GObj<GMimeObject>> 
     return GObj<GMimeObject>(GMIME_OBJECT(mp.release()));
 }
 
-void add_mailboxes(GMimeMessage* msg, GMimeAddressType type, const std::vector<Mailbox>& list) {
-    InternetAddressList* addresses = g_mime_message_get_addresses(msg, type);
+}  // namespace
+
+void init() {
+    static std::once_flag once;
+    std::call_once(once, [] { g_mime_init(); });
+}
+
+namespace detail {
+
+GObj<InternetAddressList> address_list(const std::vector<Mailbox>& list) {
+    GObj<InternetAddressList> addresses(internet_address_list_new());
     for (const auto& m : list) {
         const auto address = m.address();
         GObj<InternetAddress> mailbox(internet_address_mailbox_new(
@@ -90,18 +99,12 @@ void add_mailboxes(GMimeMessage* msg, GMimeAddressType type, const std::vector<M
         // domains are canonical A-labels already (mail/address.hpp), so that form is the
         // address itself: given here, in the field GMime keeps it in (public in its header).
         INTERNET_ADDRESS_MAILBOX(mailbox.get())->idn_addr = g_strdup(address.c_str());
-        internet_address_list_add(addresses, mailbox.get());  // adds its own reference
+        internet_address_list_add(addresses.get(), mailbox.get());  // adds its own reference
     }
+    return addresses;
 }
 
-}  // namespace
-
-void init() {
-    static std::once_flag once;
-    std::call_once(once, [] { g_mime_init(); });
-}
-
-std::string build_message(const MessageSpec& spec) {
+GObj<GMimeObject> message_body(const MessageSpec& spec) {
     std::vector<GObj<GMimeObject>> inline_parts, files;
     for (const auto& a : spec.attachments)
         (a.content_id.empty() || !spec.html ? files : inline_parts).push_back(attachment_part(a));
@@ -131,30 +134,80 @@ std::string build_message(const MessageSpec& spec) {
         files.insert(files.begin(), std::move(body));
         body = multipart("mixed", std::move(files));
     }
+    return body;
+}
 
-    // Headers in the conventional order, set in that order: a message made with "pretty
-    // headers" holds nine empty header objects for it, created and destroyed with every
-    // message (a seventh of the time it takes to build one).
-    GObj<GMimeMessage> msg(g_mime_message_new(FALSE));
+}  // namespace detail
+
+namespace {
+
+using FormatOptions = CPtr<GMimeFormatOptions, g_mime_format_options_free>;
+
+// GMime's folding functions end lines in LF whatever the format options say.
+void append_crlf(std::string& out, const char* text) {
+    for (const char* p = text; *p; ++p) {
+        if (*p == '\n') out += '\r';
+        out += *p;
+    }
+}
+
+void append_addresses(std::string& out, GMimeFormatOptions* options, const char* name,
+                      const std::vector<Mailbox>& list) {
+    if (list.empty()) return;
+    auto addresses = detail::address_list(list);
+    // GMime's own encoder of address headers: RFC 2047 for the names, folded from the
+    // column where the value starts, the line ended as the options say.
+    GString* line = g_string_new(name);
+    g_string_append(line, ": ");
+    internet_address_list_encode(addresses.get(), options, line);
+    out.append(line->str, line->len);
+    g_string_free(line, TRUE);
+}
+
+void append_unstructured(std::string& out, GMimeFormatOptions* options, const std::string& name,
+                         const std::string& value) {
+    char* encoded = g_mime_utils_header_encode_text(options, value.c_str(), "utf-8");
+    const std::string line = name + ": " + encoded;
+    g_free(encoded);
+    char* folded = g_mime_utils_unstructured_header_fold(nullptr, options, line.c_str());
+    append_crlf(out, folded);
+    g_free(folded);
+}
+
+// The message's header block, in the conventional order, each field encoded and folded by
+// GMime's functions for its kind (as a GMimeMessage would write it, byte for byte: a test
+// holds the two together). Without a GMimeMessage: with its header list, header objects and
+// six address lists, created and destroyed per message, it took two fifths of the build.
+std::string header_block(const MessageSpec& spec, GMimeFormatOptions* options) {
+    std::string out;
     GDateTime* date = g_date_time_new_from_unix_utc(spec.date / 1000);
-    g_mime_message_set_date(msg.get(), date);
+    char* formatted = g_mime_utils_header_format_date(date);
     g_date_time_unref(date);
-    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_FROM, {spec.from});
-    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_REPLY_TO, spec.reply_to);
-    g_mime_message_set_subject(msg.get(), spec.subject.c_str(), "utf-8");
-    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_TO, spec.to);
-    add_mailboxes(msg.get(), GMIME_ADDRESS_TYPE_CC, spec.cc);
-    g_mime_message_set_message_id(msg.get(), spec.message_id.c_str());
-    for (const auto& [name, value] : spec.headers)
-        g_mime_object_append_header(GMIME_OBJECT(msg.get()), name.c_str(), value.c_str(), "utf-8");
-    g_mime_message_set_mime_part(msg.get(), body.get());
+    out.append("Date: ").append(formatted).append("\r\n");
+    g_free(formatted);
+    append_addresses(out, options, "From", {spec.from});
+    append_addresses(out, options, "Reply-To", spec.reply_to);
+    append_unstructured(out, options, "Subject", spec.subject);
+    append_addresses(out, options, "To", spec.to);
+    append_addresses(out, options, "Cc", spec.cc);
+    out.append("Message-Id: <").append(spec.message_id).append(">\r\n");
+    for (const auto& [name, value] : spec.headers) append_unstructured(out, options, name, value);
+    out.append("MIME-Version: 1.0\r\n");
+    return out;
+}
 
-    GMimeFormatOptions* options = g_mime_format_options_new();
-    g_mime_format_options_set_newline_format(options, GMIME_NEWLINE_FORMAT_DOS);
-    char* text = g_mime_object_to_string(GMIME_OBJECT(msg.get()), options);
-    g_mime_format_options_free(options);
-    std::string out(text);
-    g_free(text);
+}  // namespace
+
+std::string build_message(const MessageSpec& spec) {
+    auto body = detail::message_body(spec);
+    FormatOptions options(g_mime_format_options_new());
+    g_mime_format_options_set_newline_format(options.get(), GMIME_NEWLINE_FORMAT_DOS);
+    std::string out = header_block(spec, options.get());
+    char* entity = g_mime_object_to_string(body.get(), options.get());
+    out += entity;
+    g_free(entity);
+    // A message written by GMime ends in a newline; an entity alone ends where its content does.
+    if (!out.ends_with("\r\n")) out += "\r\n";
     return out;
 }
 
