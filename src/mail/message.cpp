@@ -88,7 +88,7 @@ void init() {
 
 namespace detail {
 
-GObj<InternetAddressList> address_list(const std::vector<Mailbox>& list) {
+GObj<InternetAddressList> address_list(std::span<const Mailbox> list) {
     GObj<InternetAddressList> addresses(internet_address_list_new());
     for (const auto& m : list) {
         const auto address = m.address();
@@ -141,8 +141,6 @@ GObj<GMimeObject> message_body(const MessageSpec& spec) {
 
 namespace {
 
-using FormatOptions = CPtr<GMimeFormatOptions, g_mime_format_options_free>;
-
 // GMime's folding functions end lines in LF whatever the format options say.
 void append_crlf(std::string& out, const char* text) {
     for (const char* p = text; *p; ++p) {
@@ -152,7 +150,7 @@ void append_crlf(std::string& out, const char* text) {
 }
 
 void append_addresses(std::string& out, GMimeFormatOptions* options, const char* name,
-                      const std::vector<Mailbox>& list) {
+                      std::span<const Mailbox> list) {
     if (list.empty()) return;
     auto addresses = detail::address_list(list);
     // GMime's own encoder of address headers: RFC 2047 for the names, folded from the
@@ -185,7 +183,7 @@ std::string header_block(const MessageSpec& spec, GMimeFormatOptions* options) {
     g_date_time_unref(date);
     out.append("Date: ").append(formatted).append("\r\n");
     g_free(formatted);
-    append_addresses(out, options, "From", {spec.from});
+    append_addresses(out, options, "From", {&spec.from, 1});
     append_addresses(out, options, "Reply-To", spec.reply_to);
     append_unstructured(out, options, "Subject", spec.subject);
     append_addresses(out, options, "To", spec.to);
@@ -200,12 +198,9 @@ std::string header_block(const MessageSpec& spec, GMimeFormatOptions* options) {
 
 std::string build_message(const MessageSpec& spec) {
     auto body = detail::message_body(spec);
-    FormatOptions options(g_mime_format_options_new());
-    g_mime_format_options_set_newline_format(options.get(), GMIME_NEWLINE_FORMAT_DOS);
+    const auto options = detail::crlf_options();
     std::string out = header_block(spec, options.get());
-    char* entity = g_mime_object_to_string(body.get(), options.get());
-    out += entity;
-    g_free(entity);
+    out += detail::write_to_string(body.get(), options.get());
     // A message written by GMime ends in a newline; an entity alone ends where its content does.
     if (!out.ends_with("\r\n")) out += "\r\n";
     return out;

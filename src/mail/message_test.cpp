@@ -147,12 +147,12 @@ std::string written_by_gmime_message(const MessageSpec& spec) {
     GDateTime* date = g_date_time_new_from_unix_utc(spec.date / 1000);
     g_mime_message_set_date(msg.get(), date);
     g_date_time_unref(date);
-    auto add = [&](GMimeAddressType type, const std::vector<Mailbox>& list) {
+    auto add = [&](GMimeAddressType type, std::span<const Mailbox> list) {
         if (list.empty()) return;  // appending nothing would still write an empty field
         internet_address_list_append(g_mime_message_get_addresses(msg.get(), type),
                                      detail::address_list(list).get());
     };
-    add(GMIME_ADDRESS_TYPE_FROM, {spec.from});
+    add(GMIME_ADDRESS_TYPE_FROM, {&spec.from, 1});
     add(GMIME_ADDRESS_TYPE_REPLY_TO, spec.reply_to);
     g_mime_message_set_subject(msg.get(), spec.subject.c_str(), "utf-8");
     add(GMIME_ADDRESS_TYPE_TO, spec.to);
@@ -161,13 +161,7 @@ std::string written_by_gmime_message(const MessageSpec& spec) {
     for (const auto& [name, value] : spec.headers)
         g_mime_object_append_header(GMIME_OBJECT(msg.get()), name.c_str(), value.c_str(), "utf-8");
     g_mime_message_set_mime_part(msg.get(), detail::message_body(spec).get());
-    GMimeFormatOptions* options = g_mime_format_options_new();
-    g_mime_format_options_set_newline_format(options, GMIME_NEWLINE_FORMAT_DOS);
-    char* text = g_mime_object_to_string(GMIME_OBJECT(msg.get()), options);
-    g_mime_format_options_free(options);
-    std::string out(text);
-    g_free(text);
-    return out;
+    return detail::write_to_string(GMIME_OBJECT(msg.get()), detail::crlf_options().get());
 }
 
 // Over names that need quoting or RFC 2047 words, long folded lists and subjects, non-ASCII

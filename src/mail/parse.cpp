@@ -137,13 +137,7 @@ std::optional<std::string> edit_html_parts(
     HtmlEdit e{&edit};
     g_mime_message_foreach(msg.get(), edit_html, &e);
     if (e.edited == 0) return std::nullopt;
-    GMimeFormatOptions* options = g_mime_format_options_new();
-    g_mime_format_options_set_newline_format(options, GMIME_NEWLINE_FORMAT_DOS);
-    char* text = g_mime_object_to_string(GMIME_OBJECT(msg.get()), options);
-    g_mime_format_options_free(options);
-    std::string out(text ? text : "");
-    g_free(text);
-    return out;
+    return detail::write_to_string(GMIME_OBJECT(msg.get()), detail::crlf_options().get());
 }
 
 std::string edit_headers(std::string_view raw, const std::vector<std::string>& remove,

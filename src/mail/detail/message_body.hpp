@@ -3,7 +3,7 @@
 // Private to mail/.
 #pragma once
 
-#include <vector>
+#include <span>
 
 #include "mail/detail/gmime.hpp"
 #include "mail/message.hpp"
@@ -11,7 +11,7 @@
 namespace posthorn::mail::detail {
 
 // The mailboxes as a GMime address list, their domains taken as given (A-labels).
-GObj<InternetAddressList> address_list(const std::vector<Mailbox>& list);
+GObj<InternetAddressList> address_list(std::span<const Mailbox> list);
 
 // The MIME entity under the message's header block: a text part, or the multipart tree of
 // text, HTML, inline images and attachments.
