@@ -16,17 +16,24 @@ wait_gone() {
   return 1
 }
 
+# Sends SIGTERM to process $2 (named $1 in messages) if it still runs, waits up to $3
+# seconds for it to end, then kills it and any further PIDs given ($4...).
+term_then_kill() {
+  local name=$1 pid=$2 grace=$3
+  shift 3
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  if ! wait_gone "$pid" "$grace"; then
+    say "$name (pid $pid) did not stop within $grace s of SIGTERM: killing it"
+    kill -KILL "$pid" "$@" 2>/dev/null || true
+  fi
+}
+
 stop_posthorn() {
   [[ -n $ph_pid ]] || return 0
-  if kill -0 "$ph_pid" 2>/dev/null; then
-    kill -TERM "$ph_pid" 2>/dev/null || true
-    # The server lets the requests, sessions and delivery jobs in hand finish (30 s grace),
-    # then flushes the store; delivery sessions held by a silent relay take that whole grace.
-    if ! wait_gone "$ph_pid" 45; then
-      say "posthorn (pid $ph_pid) did not stop within 45 s of SIGTERM: killing it"
-      kill -KILL "$ph_pid" 2>/dev/null || true
-    fi
-  fi
+  # The server lets the requests, sessions and delivery jobs in hand finish (30 s grace),
+  # then flushes the store; delivery sessions held by a silent relay take that whole grace.
+  term_then_kill posthorn "$ph_pid" 45
   ph_exit=0
   wait "$ph_pid" 2>/dev/null || ph_exit=$?
   ph_pid=
@@ -36,27 +43,15 @@ stop_nginx() {
   [[ -n $nginx_pid ]] || return 0
   local workers
   workers=$(pgrep -P "$nginx_pid" 2>/dev/null || true)
-  if kill -0 "$nginx_pid" 2>/dev/null; then
-    kill -TERM "$nginx_pid" 2>/dev/null || true
-    if ! wait_gone "$nginx_pid" 10; then
-      say "nginx (pid $nginx_pid) did not stop within 10 s: killing it"
-      # shellcheck disable=SC2086
-      kill -KILL "$nginx_pid" $workers 2>/dev/null || true
-    fi
-  fi
+  # shellcheck disable=SC2086
+  term_then_kill nginx "$nginx_pid" 10 $workers
   wait "$nginx_pid" 2>/dev/null || true
   nginx_pid=
 }
 
 stop_dnsmasq() {
   [[ -n $dns_pid ]] || return 0
-  if kill -0 "$dns_pid" 2>/dev/null; then
-    kill -TERM "$dns_pid" 2>/dev/null || true
-    if ! wait_gone "$dns_pid" 10; then
-      say "dnsmasq (pid $dns_pid) did not stop within 10 s: killing it"
-      kill -KILL "$dns_pid" 2>/dev/null || true
-    fi
-  fi
+  term_then_kill dnsmasq "$dns_pid" 10
   wait "$dns_pid" 2>/dev/null || true
   dns_pid=
 }
