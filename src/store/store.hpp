@@ -36,8 +36,8 @@ class AccountStore {
 class LogStore {
   public:
     virtual ~LogStore() = default;
-    // Queued for the next group commit; the caller does not wait (the request log is
-    // written off the response path). flush() waits for it.
+    // Queued, and committed within moments with the other entries of that moment; the caller
+    // does not wait (the request log is written off the response path). flush() waits for it.
     virtual void append_log(LogEntry entry) = 0;
     virtual asio::awaitable<Result<Page<LogEntry>>> list_logs(LogQuery query) = 0;
     // Deletes entries created before `cutoff`; answers how many went. (By id: an entry's id

@@ -123,6 +123,7 @@ void SqliteStore::close() {
 }
 
 asio::awaitable<Result<void>> SqliteStore::flush() {
+    impl_->writer.hurry_lazy();
     return impl_->writer.write<void>([](Db&) -> Result<void> { return {}; });
 }
 

@@ -8,8 +8,9 @@ namespace {
 constexpr std::size_t kMaxBatch = 2048;
 }
 
-Writer::Writer(Db db, std::chrono::microseconds gather_window)
-    : db_(std::move(db)), gather_window_(gather_window) {}
+Writer::Writer(Db db, std::chrono::microseconds gather_window,
+               std::chrono::milliseconds lazy_delay)
+    : db_(std::move(db)), gather_window_(gather_window), lazy_delay_(lazy_delay) {}
 
 Writer::~Writer() { stop(); }
 
@@ -38,6 +39,14 @@ void Writer::expect() {
     ++expected_;
 }
 
+void Writer::hurry_lazy() {
+    {
+        std::lock_guard lock(mutex_);
+        hurry_ = true;
+    }
+    cv_.notify_one();
+}
+
 void Writer::unexpect() {
     {
         std::lock_guard lock(mutex_);
@@ -52,16 +61,19 @@ void Writer::submit(Job job, Done done, bool expected) {
         if (expected && expected_ > 0) --expected_;
         if (!closed_) {
             const auto now = std::chrono::steady_clock::now();
-            if (pending_.empty()) first_pending_ = now;
-            // Wake the writer when it has something new to decide: a first job, a first
-            // awaited one, or the last of the announced ones.
-            bool wake = pending_.empty();
-            if (done && awaited_++ == 0) {
-                first_awaited_ = now;
-                wake = true;
+            // Wake the writer when it has something new to decide: a first awaited job, the
+            // last of the announced ones, a first lazy one (its clock starts), or enough
+            // lazy ones to go now.
+            bool wake = false;
+            if (done) {
+                if (pending_.empty()) first_awaited_ = now;
+                wake = pending_.empty() || expected_ == 0;
+                pending_.push_back({std::move(job), std::move(done)});
+            } else {
+                if (lazy_.empty()) first_lazy_ = now;
+                wake = lazy_.empty() || lazy_.size() + 1 == kLazyMax;
+                lazy_.push_back({std::move(job), {}});
             }
-            if (done && expected_ == 0) wake = true;
-            pending_.push_back({std::move(job), std::move(done)});
             if (wake) cv_.notify_one();
             return;
         }
@@ -74,44 +86,46 @@ void Writer::loop() {
     for (;;) {
         {
             std::unique_lock lock(mutex_);
+            bool lazy_go = false;
             for (;;) {
+                const auto now = std::chrono::steady_clock::now();
+                lazy_go = stopping_ || (!lazy_.empty() && (hurry_ || lazy_.size() >= kLazyMax ||
+                                                           now >= first_lazy_ + lazy_delay_));
                 if (stopping_) break;
-                if (awaited_ > 0) {
+                if (!pending_.empty()) {
                     // Jobs on their way: hold the commit for them, up to the gather window
                     // after the first awaited job came.
                     if (expected_ == 0 || cv_.wait_until(lock, first_awaited_ + gather_window_) ==
                                               std::cv_status::timeout)
                         break;
-                } else if (pending_.empty()) {
-                    if (between_) {  // idle: a moment for work that would hold up a batch
-                        lock.unlock();
-                        between_(db_, true);
-                        lock.lock();
-                        if (!pending_.empty() || stopping_) continue;
-                    }
-                    cv_.wait(lock);
-                } else if (cv_.wait_until(lock, first_pending_ + kLazyDelay) ==
-                           std::cv_status::timeout) {
-                    break;  // only lazy jobs, and the oldest has waited long enough
+                    continue;
                 }
+                if (lazy_go) break;
+                if (between_) {  // no batch waiting: a moment for work that would hold one up
+                    lock.unlock();
+                    between_(db_, true);
+                    lock.lock();
+                    if (!pending_.empty() || stopping_) continue;
+                }
+                if (lazy_.empty())
+                    cv_.wait(lock);
+                else
+                    cv_.wait_until(lock, first_lazy_ + lazy_delay_);
             }
-            if (pending_.empty()) {
+            if (lazy_go) batch.swap(lazy_);  // the lazy jobs first: they are the older
+            hurry_ = false;
+            if (pending_.empty() && batch.empty()) {
                 if (!stopping_) continue;
                 closed_ = true;  // stopping, and everything ran
                 return;
             }
-            if (pending_.size() <= kMaxBatch) {
-                batch.swap(pending_);
-            } else {
-                auto split = pending_.begin() + static_cast<std::ptrdiff_t>(kMaxBatch);
-                batch.assign(std::make_move_iterator(pending_.begin()),
-                             std::make_move_iterator(split));
-                pending_.erase(pending_.begin(), split);
-            }
-            awaited_ = 0;
-            for (const auto& p : pending_)
-                if (p.done) ++awaited_;
-            first_pending_ = first_awaited_ = std::chrono::steady_clock::now();
+            const auto room = kMaxBatch > batch.size() ? kMaxBatch - batch.size() : 0;
+            const auto take = std::min(room, pending_.size());
+            auto split = pending_.begin() + static_cast<std::ptrdiff_t>(take);
+            batch.insert(batch.end(), std::make_move_iterator(pending_.begin()),
+                         std::make_move_iterator(split));
+            pending_.erase(pending_.begin(), split);
+            first_awaited_ = std::chrono::steady_clock::now();
         }
         run_batch(batch);
         batch.clear();

@@ -32,8 +32,8 @@ class WriterTest : public ::testing::Test {
                 return 0;
             },
             &commits_);
-        // A long window: whether a commit waits must not depend on how fast this test runs.
-        writer_ = std::make_unique<Writer>(std::move(*db), 10s);
+        // Long waits: whether a commit waits must not depend on how fast this test runs.
+        writer_ = std::make_unique<Writer>(std::move(*db), 10s, kLazyDelay);
         writer_->start();
         commits_ = 0;
     }
@@ -42,16 +42,30 @@ class WriterTest : public ::testing::Test {
         fs::remove_all(dir_);
     }
 
+    static constexpr auto kLazyDelay = 500ms;
+
+    static Writer::Job insert_job(int v) {
+        return [v](Db& db) -> error_code {
+            auto st = db.prepare("INSERT INTO t (v) VALUES (?1)");
+            if (!st) return st.error();
+            auto r = st->bind(1, v).run();
+            return r ? error_code{} : r.error();
+        };
+    }
+
     // Submits an insert; `done` is set once it is committed.
     void insert(int v, std::atomic<bool>& done, bool expected = false) {
+        writer_->submit(insert_job(v), [&done](error_code) { done = true; }, expected);
+    }
+
+    // Submits an insert nobody waits for; `ran` is set when its batch runs it.
+    void insert_lazy(int v, std::atomic<bool>& ran) {
         writer_->submit(
-            [v](Db& db) -> error_code {
-                auto st = db.prepare("INSERT INTO t (v) VALUES (?1)");
-                if (!st) return st.error();
-                auto r = st->bind(1, v).run();
-                return r ? error_code{} : r.error();
+            [v, &ran](Db& db) {
+                ran = true;
+                return insert_job(v)(db);
             },
-            [&done](error_code) { done = true; }, expected);
+            {});
     }
 
     static bool wait_for(const std::atomic<bool>& flag) {
@@ -100,6 +114,45 @@ TEST_F(WriterTest, WithNothingAnnouncedACommitDoesNotWait) {
     insert(2, second, true);
     ASSERT_TRUE(wait_for(second));
     EXPECT_EQ(commits_, 2);
+}
+
+TEST_F(WriterTest, LazyJobsWaitForTheirDelayNotForTheNextCommit) {
+    std::atomic<bool> lazy{false}, awaited{false};
+    const auto start = std::chrono::steady_clock::now();
+    insert_lazy(1, lazy);
+    insert(2, awaited);
+    ASSERT_TRUE(wait_for(awaited));
+    if (std::chrono::steady_clock::now() - start < kLazyDelay / 2) {
+        EXPECT_FALSE(lazy) << "the lazy job does not ride with the awaited one";
+    }
+    ASSERT_TRUE(wait_for(lazy)) << "it goes once its delay is over";
+    writer_->stop();
+    EXPECT_EQ(commits_, 2);
+}
+
+TEST_F(WriterTest, LazyJobsGoTogether) {
+    std::atomic<bool> a{false}, b{false}, c{false};
+    const auto start = std::chrono::steady_clock::now();
+    insert_lazy(1, a);
+    insert_lazy(2, b);
+    insert_lazy(3, c);
+    const bool in_time = std::chrono::steady_clock::now() - start < kLazyDelay / 2;
+    ASSERT_TRUE(wait_for(c));
+    writer_->stop();
+    EXPECT_TRUE(a && b);
+    if (in_time) {
+        EXPECT_EQ(commits_, 1);
+    }
+}
+
+TEST_F(WriterTest, StoppingCommitsTheLazyJobsAtOnce) {
+    std::atomic<bool> lazy{false};
+    insert_lazy(1, lazy);
+    const auto start = std::chrono::steady_clock::now();
+    writer_->stop();
+    EXPECT_TRUE(lazy);
+    EXPECT_EQ(commits_, 1);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "not held for the delay";
 }
 
 }  // namespace
