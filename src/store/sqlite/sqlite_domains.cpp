@@ -53,8 +53,7 @@ Result<Domain> one_domain(Db& db, const char* where, const std::string& account_
 }  // namespace
 
 asio::awaitable<Result<void>> SqliteStore::create_domain(Domain d, std::vector<DkimKey> keys) {
-    return impl_->writer.write<void>([d = std::move(d),
-                                      keys = std::move(keys)](Db& db) -> Result<void> {
+    auto job = [d = std::move(d), keys = std::move(keys)](Db& db) -> Result<void> {
         auto s = db.prepare(
             "INSERT INTO domains (id, account_id, name, status, token, sending, inbound, "
             "open_tracking, click_tracking, records, created_at, updated_at) "
@@ -90,7 +89,8 @@ asio::awaitable<Result<void>> SqliteStore::create_domain(Domain d, std::vector<D
             if (!kr) return kr.error();
         }
         return {};
-    });
+    };
+    return impl_->write_lookups<void>(std::move(job));
 }
 
 asio::awaitable<Result<Domain>> SqliteStore::find_domain_by_id(std::string account_id,
@@ -102,9 +102,11 @@ asio::awaitable<Result<Domain>> SqliteStore::find_domain_by_id(std::string accou
 
 asio::awaitable<Result<Domain>> SqliteStore::find_domain_by_name(std::string account_id,
                                                                  std::string name) {
-    return impl_->read_here([account_id = std::move(account_id), name = std::move(name)](Db& db) {
-        return one_domain(db, "name = ?2", account_id, name);
-    });
+    std::string key = account_id + '\0' + name;
+    return impl_->read_cached(impl_->domains, key,
+                              [account_id = std::move(account_id), name = std::move(name)](Db& db) {
+                                  return one_domain(db, "name = ?2", account_id, name);
+                              });
 }
 
 asio::awaitable<Result<Page<Domain>>> SqliteStore::list_domains(ListQuery q) {
@@ -134,9 +136,8 @@ asio::awaitable<Result<Page<Domain>>> SqliteStore::list_domains(ListQuery q) {
 asio::awaitable<Result<void>> SqliteStore::update_domain_settings(std::string account_id,
                                                                   std::string domain_id,
                                                                   DomainSettings st, UnixMs now) {
-    return impl_->writer.write<void>([account_id = std::move(account_id),
-                                      domain_id = std::move(domain_id), st,
-                                      now](Db& db) -> Result<void> {
+    auto job = [account_id = std::move(account_id), domain_id = std::move(domain_id), st,
+                now](Db& db) -> Result<void> {
         auto s = db.prepare(
             "UPDATE domains SET sending = COALESCE(?3, sending), inbound = COALESCE(?4, inbound), "
             "open_tracking = COALESCE(?5, open_tracking), "
@@ -158,11 +159,12 @@ asio::awaitable<Result<void>> SqliteStore::update_domain_settings(std::string ac
         if (!r) return r.error();
         if (db.changes() == 0) return errc::not_found;
         return {};
-    });
+    };
+    return impl_->write_lookups<void>(std::move(job));
 }
 
 asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
-    return impl_->writer.write<void>([c = std::move(c)](Db& db) -> Result<void> {
+    auto job = [c = std::move(c)](Db& db) -> Result<void> {
         auto s = db.prepare(
             "UPDATE domains SET status = ?3, records = ?4, last_checked_at = ?5, "
             "first_verify_at = COALESCE(first_verify_at, ?5), next_check_at = ?6, "
@@ -181,20 +183,21 @@ asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
         if (db.changes() == 0) return errc::not_found;
         if (c.event) return insert_event(db, *c.event);
         return {};
-    });
+    };
+    return impl_->write_lookups<void>(std::move(job));
 }
 
 asio::awaitable<Result<void>> SqliteStore::postpone_domain_check(std::string account_id,
                                                                  std::string domain_id,
                                                                  UnixMs next_check_at) {
-    return impl_->writer.write<void>([account_id = std::move(account_id),
-                                      domain_id = std::move(domain_id),
-                                      next_check_at](Db& db) -> Result<void> {
+    auto job = [account_id = std::move(account_id), domain_id = std::move(domain_id),
+                next_check_at](Db& db) -> Result<void> {
         auto s =
             db.prepare("UPDATE domains SET next_check_at = ?3 WHERE account_id = ?1 AND id = ?2");
         if (!s) return s.error();
         return s->bind(1, account_id).bind(2, domain_id).bind(3, next_check_at).run();
-    });
+    };
+    return impl_->write_lookups<void>(std::move(job));
 }
 
 asio::awaitable<Result<std::vector<Domain>>> SqliteStore::domains_due(UnixMs now, int limit) {

@@ -94,6 +94,13 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
     sqlite3* writer_handle = wdb->handle();
     auto impl = std::make_unique<Impl>(std::move(*wdb), options.readers, options.path);
     impl->version = *version;
+    if (options.path != ":memory:" && !options.path.empty()) {
+        if (auto epoch = detail::Epoch::open(options.path + "-epoch"))
+            impl->epoch = std::move(*epoch);
+        else
+            log::warn("store: no lookup cache: cannot map {}-epoch: {}", options.path,
+                      epoch.error().message());
+    }
     for (std::size_t i = 0; i < options.readers; ++i) {
         auto rdb = detail::open_reader(options.path);
         if (!rdb) return rdb.error();
@@ -150,7 +157,7 @@ asio::awaitable<Result<Account>> SqliteStore::find_account_by_name(std::string n
 }
 
 asio::awaitable<Result<void>> SqliteStore::create_api_key(ApiKey k) {
-    return impl_->writer.write<void>([k = std::move(k)](Db& db) -> Result<void> {
+    auto job = [k = std::move(k)](Db& db) -> Result<void> {
         auto s = db.prepare(
             "INSERT INTO api_keys (id, account_id, prefix, hash, created_at, revoked_at) "
             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
@@ -162,7 +169,8 @@ asio::awaitable<Result<void>> SqliteStore::create_api_key(ApiKey k) {
             .bind(5, k.created_at)
             .bind(6, k.revoked_at)
             .run();
-    });
+    };
+    return impl_->write_lookups<void>(std::move(job));
 }
 
 asio::awaitable<Result<std::vector<ApiKey>>> SqliteStore::list_api_keys(std::string account_id) {
@@ -182,17 +190,18 @@ asio::awaitable<Result<std::vector<ApiKey>>> SqliteStore::list_api_keys(std::str
 }
 
 asio::awaitable<Result<ApiKey>> SqliteStore::revoke_api_key(std::string key_id, UnixMs at) {
-    return impl_->writer.write<ApiKey>([key_id = std::move(key_id), at](Db& db) -> Result<ApiKey> {
+    auto job = [key_id = std::move(key_id), at](Db& db) -> Result<ApiKey> {
         auto s =
             db.prepare("UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL");
         if (!s) return s.error();
         if (auto r = s->bind(1, key_id).bind(2, at).run(); !r) return r.error();
         return key_where(db, "id = ?1", key_id);
-    });
+    };
+    return impl_->write_lookups<ApiKey>(std::move(job));
 }
 
 asio::awaitable<Result<ApiKey>> SqliteStore::find_api_key(std::string hash_hex) {
-    return impl_->read_here([hash_hex = std::move(hash_hex)](Db& db) -> Result<ApiKey> {
+    return impl_->read_cached(impl_->keys, hash_hex, [hash_hex](Db& db) -> Result<ApiKey> {
         return key_where(db, "hash = ?1", hash_hex);
     });
 }

@@ -559,6 +559,61 @@ TEST_F(SqliteStoreTest, ReadersSeeWritesOfThisAndOtherProcesses) {
     for (int i = 0; i < 4; ++i) EXPECT_EQ(run(store_->list_logs({.account_id = acc.id}))->total, 1);
 }
 
+// Keys and sending domains are answered from memory after the first look-up; a change
+// committed by this store or by another process on the same file (the CLI revoking a key)
+// is seen by the next look-up all the same.
+TEST_F(SqliteStoreTest, CachedKeysAndDomainsFollowChangesOfEveryProcess) {
+    auto acc = make_account("acme");
+    const auto key_id = new_id("key_", 1);
+    const auto domain_id = new_id("dom_", 1);
+    ASSERT_TRUE(run(
+        store_->create_api_key({.id = key_id, .account_id = acc.id, .prefix = "p", .hash = "k1"})));
+    ASSERT_TRUE(run(store_->create_domain({.id = domain_id,
+                                           .account_id = acc.id,
+                                           .name = "mail.example.com",
+                                           .token = "t1",
+                                           .created_at = 1,
+                                           .updated_at = 1},
+                                          {})));
+    for (int i = 0; i < 2; ++i) {  // read, then answered from the cache
+        auto key = run(store_->find_api_key("k1"));
+        ASSERT_TRUE(key);
+        EXPECT_FALSE(key->revoked_at);
+        auto d = run(store_->find_domain_by_name(acc.id, "mail.example.com"));
+        ASSERT_TRUE(d);
+        EXPECT_EQ(d->status, "NOT_STARTED");
+        EXPECT_TRUE(d->sending);
+    }
+    EXPECT_FALSE(run(store_->find_domain_by_name("acc_other", "mail.example.com")))
+        << "the account is part of the key";
+
+    // Another process (a second store on the file) revokes the key and verifies the domain.
+    auto other = SqliteStore::open({.path = (dir_ / "t.db").string(), .readers = 1});
+    ASSERT_TRUE(other);
+    ASSERT_TRUE(run((*other)->revoke_api_key(key_id, 5)));
+    ASSERT_TRUE(run((*other)->record_domain_check({.account_id = acc.id,
+                                                   .domain_id = domain_id,
+                                                   .status = "VERIFIED",
+                                                   .records_json = "{}",
+                                                   .checked_at = 6,
+                                                   .next_check_at = 7})));
+    auto key = run(store_->find_api_key("k1"));
+    ASSERT_TRUE(key);
+    EXPECT_EQ(key->revoked_at, std::optional<UnixMs>(5));
+    auto d = run(store_->find_domain_by_name(acc.id, "mail.example.com"));
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->status, "VERIFIED");
+
+    // This store's own change.
+    ASSERT_TRUE(run(store_->update_domain_settings(acc.id, domain_id, {.sending = false}, 8)));
+    d = run(store_->find_domain_by_name(acc.id, "mail.example.com"));
+    ASSERT_TRUE(d);
+    EXPECT_FALSE(d->sending);
+    d = run((*other)->find_domain_by_name(acc.id, "mail.example.com"));
+    ASSERT_TRUE(d);
+    EXPECT_FALSE(d->sending);
+}
+
 // Claimed mail is leased; a renewed lease keeps it from being claimed again, and a lease
 // that ran out lets it be claimed again (a crash, or a lease not renewed).
 TEST_F(SqliteStoreTest, LeasesKeepClaimedMailAndRenewalsExtendThem) {

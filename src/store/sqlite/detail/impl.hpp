@@ -10,6 +10,7 @@
 #include "store/sqlite/detail/checkpointer.hpp"
 #include "store/sqlite/detail/db.hpp"
 #include "store/sqlite/detail/events.hpp"
+#include "store/sqlite/detail/lookup_cache.hpp"
 #include "store/sqlite/detail/writer.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
@@ -114,12 +115,35 @@ struct SqliteStore::Impl {
     // than handing it to a reader thread and back, and a WAL reader never waits for the
     // writer. Everything else goes through read().
     template <class F>
-    asio::awaitable<std::invoke_result_t<F&, Db&>> read_here(F fn) {
+    std::invoke_result_t<F&, Db&> read_now(F& fn) {
         using R = std::invoke_result_t<F&, Db&>;
         auto db = local_readers.take_or_open();
-        if (!db) return ready(R(boost::system::in_place_error, db.error()));
+        if (!db) return R(boost::system::in_place_error, db.error());
         detail::ReaderPool::Lease lease(local_readers, std::move(*db));
-        return ready(fn(lease.db()));
+        return fn(lease.db());
+    }
+    template <class F>
+    asio::awaitable<std::invoke_result_t<F&, Db&>> read_here(F fn) {
+        return ready(read_now(fn));
+    }
+    // read_now() of a row that `cache` may hold under `key` (detail/lookup_cache.hpp).
+    template <class V, class F>
+    asio::awaitable<Result<V>> read_cached(detail::LookupCache<V>& cache, const std::string& key,
+                                           F fn) {
+        if (!epoch.valid()) return ready(read_now(fn));
+        const auto e = epoch.load();
+        if (auto hit = cache.find(key, e)) return ready(Result<V>(std::move(*hit)));
+        Result<V> r = read_now(fn);
+        if (r) cache.put(key, *r, e);
+        return ready(std::move(r));
+    }
+    // A write that changes an API key or a domain: the epoch moves once it is committed, so
+    // that no process answers from a cached copy once the caller has had its answer.
+    template <class T, class Fn>
+    asio::awaitable<Result<T>> write_lookups(Fn fn) {
+        auto r = co_await writer.write<T>(std::move(fn));
+        epoch.bump();
+        co_return r;
     }
     template <class T>
     static asio::awaitable<T> ready(T value) {
@@ -147,7 +171,10 @@ struct SqliteStore::Impl {
     std::unique_ptr<detail::Checkpointer> checkpointer;  // after the writer has stopped
     asio::thread_pool reader_threads;
     detail::ReaderPool reader_pool;
-    detail::ReaderPool local_readers;  // for read_here: grows as needed
+    detail::ReaderPool local_readers;     // for read_here: grows as needed
+    detail::Epoch epoch;                  // moved by every committed change of a key or domain
+    detail::LookupCache<ApiKey> keys;     // by hash
+    detail::LookupCache<Domain> domains;  // by account id, NUL, name
     int version = 0;
     std::function<void()> queue_listener;  // set before serving, then only read
 };

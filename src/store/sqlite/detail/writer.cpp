@@ -8,8 +8,7 @@ namespace {
 constexpr std::size_t kMaxBatch = 2048;
 }
 
-Writer::Writer(Db db, std::chrono::microseconds gather_window,
-               std::chrono::milliseconds lazy_delay)
+Writer::Writer(Db db, std::chrono::microseconds gather_window, std::chrono::milliseconds lazy_delay)
     : db_(std::move(db)), gather_window_(gather_window), lazy_delay_(lazy_delay) {}
 
 Writer::~Writer() { stop(); }

@@ -55,7 +55,8 @@ class WriterTest : public ::testing::Test {
 
     // Submits an insert; `done` is set once it is committed.
     void insert(int v, std::atomic<bool>& done, bool expected = false) {
-        writer_->submit(insert_job(v), [&done](error_code) { done = true; }, expected);
+        writer_->submit(
+            insert_job(v), [&done](error_code) { done = true; }, expected);
     }
 
     // Submits an insert nobody waits for; `ran` is set when its batch runs it.

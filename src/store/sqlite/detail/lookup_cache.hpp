@@ -1,0 +1,77 @@
+// The lookups every request makes (its API key; a send's sender domain) answered from
+// memory, and how every process that opens the database learns that they went stale.
+//
+// A change to what is cached (a key revoked, a domain verified or its settings changed) may
+// be made by another process: `posthorn key revoke` runs beside the server. So the count
+// of such changes, the epoch, lives in a small file beside the database (`<db>-epoch`),
+// mapped into the memory of every process that opens it. A write that changes a key or a
+// domain adds one to it once committed; a lookup reads it first (one load from memory, no
+// system call) and, when it has moved, drops what it has cached before it looks. A request
+// that starts after the writer's answer therefore never sees the old row.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "core/result.hpp"
+
+namespace posthorn::store::sqlite::detail {
+
+class Epoch {
+  public:
+    // Maps `path` (made if missing). Without it (a failure), nothing is cached.
+    static Result<Epoch> open(const std::string& path);
+    Epoch() = default;
+    Epoch(Epoch&& other) noexcept : word_(other.word_) { other.word_ = nullptr; }
+    Epoch& operator=(Epoch&& other) noexcept;
+    ~Epoch();
+
+    bool valid() const { return word_ != nullptr; }
+    std::uint64_t load() const;
+    void bump();
+
+  private:
+    explicit Epoch(std::uint64_t* word) : word_(word) {}
+    std::uint64_t* word_ = nullptr;  // in a shared mapping of the file
+};
+
+// Values by key, valid for one epoch: a lookup with a newer epoch empties the cache first.
+// Found rows only: a miss is not remembered (no memory for made-up keys), so a key or
+// domain made after a miss is found at the next lookup.
+template <class V>
+class LookupCache {
+  public:
+    static constexpr std::size_t kMaxEntries = 10000;
+
+    std::optional<V> find(const std::string& key, std::uint64_t epoch) {
+        std::lock_guard lock(mutex_);
+        if (epoch != epoch_) {
+            if (epoch < epoch_) return std::nullopt;  // loaded before another thread moved on
+            map_.clear();
+            epoch_ = epoch;
+            return std::nullopt;
+        }
+        auto it = map_.find(key);
+        if (it == map_.end()) return std::nullopt;
+        return it->second;
+    }
+
+    // `epoch`: the one loaded before the row was read, so that a row read before a change
+    // was committed is not kept after the change is announced.
+    void put(std::string key, V value, std::uint64_t epoch) {
+        std::lock_guard lock(mutex_);
+        if (epoch != epoch_) return;
+        if (map_.size() >= kMaxEntries) map_.clear();
+        map_.insert_or_assign(std::move(key), std::move(value));
+    }
+
+  private:
+    std::mutex mutex_;
+    std::uint64_t epoch_ = 0;
+    std::unordered_map<std::string, V> map_;
+};
+
+}  // namespace posthorn::store::sqlite::detail
