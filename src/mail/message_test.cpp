@@ -198,7 +198,12 @@ TEST(BuildMessage, SameBytesAsAGMimeMessage) {
         "spring", "Ünïcödé value", std::string(200, 'v'), "a, b, c; d=e",
         "a value with many words that will certainly be folded when it is written out"};
     const std::vector<std::string> texts = {
-        "hello\n", "x", "", "Grüße\n", std::string(1024, 'x'), "line\r\nline2\r\n", "From me\n"};
+        "hello\n", "x", "", "Grüße\n", std::string(1024, 'x'), "line\r\nline2\r\n", "From me\n",
+        std::string(1200, 'y') + "\nshort\n",        // a line over 998: quoted-printable
+        "ends without a newline\nbare\rcr\r\n\n",  // bare CR, CRLF, empty lines
+        "äöüß€ äöüß€ äöüß€\n",                      // mostly 8-bit: base64
+        std::string("nul\0in it\n", 11),            // a NUL: base64
+        "tab\tand trailing space \nand = sign\n"};
     const std::regex boundary("=-[A-Za-z0-9+/]{20}");
     std::uint32_t seed = 1;
     auto next = [&seed](std::size_t n) {
@@ -221,7 +226,9 @@ TEST(BuildMessage, SameBytesAsAGMimeMessage) {
         s.subject = subjects[next(subjects.size())];
         const auto shape = next(4);  // text, HTML, both, both with files
         if (shape != 1) s.text = texts[next(texts.size())];
-        if (shape >= 1) s.html = "<p>Grüße <img src=\"cid:logo\"></p>\n";
+        if (shape >= 1)
+            s.html = next(2) == 0 ? "<p>Grüße <img src=\"cid:logo\"></p>\n"
+                                  : "<p>" + texts[next(texts.size())] + "</p>";
         if (shape == 3)
             s.attachments = {{"logo.png", "\x89PNG", "image/png", "logo"},
                              {"report.pdf", "%PDF-1.4", "application/pdf", ""}};
