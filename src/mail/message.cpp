@@ -202,12 +202,14 @@ namespace {
 // What GMime's newline filter for the wire does to content: a line feed not preceded by a
 // carriage return becomes CRLF; everything else is kept.
 void append_crlf_content(std::string& out, std::string_view text) {
-    char previous = '\0';
-    for (char c : text) {
-        if (c == '\n' && previous != '\r') out += '\r';
-        out += c;
-        previous = c;
+    out.reserve(out.size() + text.size() + text.size() / 32);
+    std::size_t from = 0;
+    for (auto lf = text.find('\n'); lf != std::string_view::npos; lf = text.find('\n', lf + 1)) {
+        if (lf > 0 && text[lf - 1] == '\r') continue;
+        out.append(text.substr(from, lf - from)).append("\r\n");
+        from = lf + 1;
     }
+    out.append(text.substr(from));
 }
 
 // A text part as GMime's objects write it (text_part() above, written with CRLF options):
