@@ -132,12 +132,41 @@ void Writer::loop() {
 }
 
 void Writer::run_batch(std::vector<Pending>& batch) {
+    if (between_) between_(db_, false);
+    if (batch.size() > 1 && run_together(batch)) return;
+    run_apart(batch);
+}
+
+// Every job in one transaction without a savepoint each (two statements a job less: a
+// tenth of the writer's work for a batch of sends). True once the batch is settled; false,
+// with the transaction rolled back and nobody answered, when a job failed (jobs are
+// functions of the database and what they hold, so they can run again): run_apart() then
+// runs them again, each in a savepoint, so that the one failing does not undo the others.
+bool Writer::run_together(std::vector<Pending>& batch) {
+    if (!db_.exec("BEGIN IMMEDIATE")) return false;
+    for (auto& p : batch) {
+        if (p.job(db_)) {
+            (void)db_.exec("ROLLBACK");
+            return false;
+        }
+    }
+    error_code committed;
+    if (auto r = db_.exec("COMMIT"); !r) {
+        log::error("group commit of {} writes failed: {}", batch.size(), r.error().message());
+        (void)db_.exec("ROLLBACK");
+        committed = r.error();
+    }
+    for (auto& p : batch)
+        if (p.done) p.done(committed);
+    return true;
+}
+
+void Writer::run_apart(std::vector<Pending>& batch) {
     std::vector<error_code> results(batch.size());
     auto fail_all = [&](error_code ec) {
         for (auto& p : batch)
             if (p.done) p.done(ec);
     };
-    if (between_) between_(db_, false);
     if (auto r = db_.exec("BEGIN IMMEDIATE"); !r) return fail_all(r.error());
     const bool savepoints = batch.size() > 1;
     // Prepared once (the statement cache), not parsed again for every job.

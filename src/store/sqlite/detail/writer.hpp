@@ -1,6 +1,8 @@
 // Group commit: one thread owns the write connection; submitted jobs are taken in batches,
-// each batch runs in one transaction (each job in its own savepoint, so one failing job
-// does not undo the others) and one fsync, and every job is acknowledged after the commit.
+// each batch runs in one transaction and one fsync, and every job is acknowledged after the
+// commit. When a job fails, the batch runs again with each job in its own savepoint, so
+// that one failing job does not undo the others (a job may therefore run twice: it must
+// depend on nothing but the database and what it holds).
 // A job that nobody waits for (a request log entry) is lazy: lazy jobs are gathered and go
 // together, with the first batch after the oldest of them has waited kLazyDelay (or once
 // kLazyMax are waiting), not with every batch: each B-tree a batch touches is at least one
@@ -100,6 +102,8 @@ class Writer {
     };
     void loop();
     void run_batch(std::vector<Pending>& batch);
+    bool run_together(std::vector<Pending>& batch);
+    void run_apart(std::vector<Pending>& batch);
 
     Db db_;
     const std::chrono::microseconds gather_window_;

@@ -117,6 +117,42 @@ TEST_F(WriterTest, WithNothingAnnouncedACommitDoesNotWait) {
     EXPECT_EQ(commits_, 2);
 }
 
+// A batch runs in one transaction without savepoints; when a job fails, the transaction is
+// rolled back and the batch runs again with each job in a savepoint: the others commit.
+TEST_F(WriterTest, AFailingJobDoesNotUndoItsBatch) {
+    std::atomic<int> runs{0};
+    std::atomic<bool> first{false}, third{false}, second_done{false};
+    error_code second_error;
+    for (int i = 0; i < 3; ++i) writer_->expect();  // so that the three share a batch
+    insert(1, first, true);
+    writer_->submit(
+        [&runs](Db& db) -> error_code {
+            ++runs;
+            auto st = db.prepare("INSERT INTO missing_table (v) VALUES (2)");
+            return st ? error_code{} : st.error();
+        },
+        [&](error_code ec) {
+            second_error = ec;
+            second_done = true;
+        },
+        true);
+    insert(3, third, true);
+    ASSERT_TRUE(wait_for(first) && wait_for(second_done) && wait_for(third));
+    EXPECT_TRUE(second_error) << "the failing job is told";
+    EXPECT_EQ(runs, 2) << "run together, then apart";
+    writer_->stop();
+    EXPECT_EQ(commits_, 1) << "the first try was rolled back";
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "w.db").string().c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT group_concat(v) FROM t", -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "1,3");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 TEST_F(WriterTest, LazyJobsWaitForTheirDelayNotForTheNextCommit) {
     std::atomic<bool> lazy{false}, awaited{false};
     const auto start = std::chrono::steady_clock::now();
