@@ -1,13 +1,16 @@
 #include "http/server.hpp"
 
+#include <array>
 #include <atomic>
 
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/status.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/url/parse.hpp>
 
@@ -88,17 +91,36 @@ asio::awaitable<void> Server::Impl::accept_loop() {
         [this](std::shared_ptr<Conn> conn) { return session(std::move(conn)); });
 }
 
+// The response head is written here and goes out with the body in one gathered write:
+// through Beast's message and serializer, writing an answer took more instructions than
+// making it. A header value never carries a line break (it would end the header early):
+// CR and LF are dropped from values, as browsers drop them from URLs.
 asio::awaitable<void> Server::Impl::send(Conn& conn, Response res, unsigned version,
                                          bool keep_alive) {
-    bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(res.status), version};
-    out.set(bhttp::field::server, "posthorn");
-    if (!res.content_type.empty()) out.set(bhttp::field::content_type, res.content_type);
-    for (auto& [k, v] : res.headers) out.set(k, v);
-    out.body() = std::move(res.body);
-    out.keep_alive(keep_alive);
-    out.prepare_payload();
+    const bool bodiless = res.status / 100 == 1 || res.status == 204 || res.status == 304;
+    std::string head;
+    head.reserve(192);
+    head.append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ")
+        .append(std::to_string(res.status))
+        .append(" ")
+        .append(bhttp::obsolete_reason(static_cast<bhttp::status>(res.status)))
+        .append("\r\nServer: posthorn\r\n");
+    auto field = [&head](std::string_view name, std::string_view value) {
+        head.append(name).append(": ");
+        for (char c : value)
+            if (c != '\r' && c != '\n') head += c;
+        head.append("\r\n");
+    };
+    if (!res.content_type.empty()) field("Content-Type", res.content_type);
+    for (const auto& [name, value] : res.headers) field(name, value);
+    if (!bodiless) field("Content-Length", std::to_string(res.body.size()));
+    if (version == 10 && keep_alive) field("Connection", "keep-alive");
+    if (version != 10 && !keep_alive) field("Connection", "close");
+    head.append("\r\n");
+    const std::array<asio::const_buffer, 2> buffers{
+        asio::buffer(head), bodiless ? asio::const_buffer() : asio::buffer(res.body)};
     conn.stream.expires_after(options.request_timeout);
-    co_await bhttp::async_write(conn.stream, out, use_nothrow_awaitable);
+    co_await asio::async_write(conn.stream, buffers, use_nothrow_awaitable);
 }
 
 // After refusing a request whose body is still arriving, read and drop what the client
