@@ -73,7 +73,8 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
 
     asio::awaitable<void> accept_loop();
     asio::awaitable<void> session(std::shared_ptr<Conn> conn);
-    asio::awaitable<void> send(Conn& conn, Response res, unsigned version, bool keep_alive);
+    asio::awaitable<void> send(Conn& conn, Response res, unsigned version, bool keep_alive,
+                               bool head = false);
     asio::awaitable<void> linger(Conn& conn);
 
     core::IoPool& pool;
@@ -94,31 +95,32 @@ asio::awaitable<void> Server::Impl::accept_loop() {
 // The response head is written here and goes out with the body in one gathered write:
 // through Beast's message and serializer, writing an answer took more instructions than
 // making it. A header value never carries a line break (it would end the header early):
-// CR and LF are dropped from values, as browsers drop them from URLs.
+// CR and LF are dropped from values, as browsers drop them from URLs. The answer to a HEAD
+// request has the head of the answer to a GET and no body (RFC 9110 §9.3.2).
 asio::awaitable<void> Server::Impl::send(Conn& conn, Response res, unsigned version,
-                                         bool keep_alive) {
+                                         bool keep_alive, bool head) {
     const bool bodiless = res.status / 100 == 1 || res.status == 204 || res.status == 304;
-    std::string head;
-    head.reserve(192);
-    head.append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ")
+    std::string out;
+    out.reserve(192);
+    out.append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ")
         .append(std::to_string(res.status))
         .append(" ")
         .append(bhttp::obsolete_reason(static_cast<bhttp::status>(res.status)))
         .append("\r\nServer: posthorn\r\n");
-    auto field = [&head](std::string_view name, std::string_view value) {
-        head.append(name).append(": ");
+    auto field = [&out](std::string_view name, std::string_view value) {
+        out.append(name).append(": ");
         for (char c : value)
-            if (c != '\r' && c != '\n') head += c;
-        head.append("\r\n");
+            if (c != '\r' && c != '\n') out += c;
+        out.append("\r\n");
     };
     if (!res.content_type.empty()) field("Content-Type", res.content_type);
     for (const auto& [name, value] : res.headers) field(name, value);
     if (!bodiless) field("Content-Length", std::to_string(res.body.size()));
     if (version == 10 && keep_alive) field("Connection", "keep-alive");
     if (version != 10 && !keep_alive) field("Connection", "close");
-    head.append("\r\n");
+    out.append("\r\n");
     const std::array<asio::const_buffer, 2> buffers{
-        asio::buffer(head), bodiless ? asio::const_buffer() : asio::buffer(res.body)};
+        asio::buffer(out), bodiless || head ? asio::const_buffer() : asio::buffer(res.body)};
     conn.stream.expires_after(options.request_timeout);
     co_await asio::async_write(conn.stream, buffers, use_nothrow_awaitable);
 }
@@ -208,6 +210,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             }
         }
         const bool keep_alive = parser.get().keep_alive();
+        const bool head = parser.get().method() == bhttp::verb::head;
         auto request = convert(parser.release(), ip);
         Response res;
         if (!request) {
@@ -223,7 +226,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             if (failed) res = error_response(500, "INTERNAL_ERROR", "internal error");
         }
         const bool again = keep_alive && request && !stopping;
-        co_await send(*conn, std::move(res), version, again);
+        co_await send(*conn, std::move(res), version, again, head);
         if (!again) break;
     }
     conn->stream.socket().shutdown(tcp::socket::shutdown_send, ec);

@@ -144,3 +144,15 @@ def test_http_1_0_and_connection_close_are_honoured(server):
         while chunk := s.recv(4096):
             data += chunk
         assert data.startswith(b"HTTP/1.1 200")  # and the server closed: recv returned b""
+
+
+def test_head_answers_the_head_of_a_get_and_no_body(server):
+    # Two requests on one connection: were a body sent after the HEAD answer, it would be
+    # read as the start of the second answer.
+    raw = raw_exchange(server.http_port,
+                       b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                       b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    head, rest = raw.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 200 ") and b"\r\nContent-Length: 15" in head, raw
+    assert rest.startswith(b"HTTP/1.1 200 "), raw
+    assert rest.endswith(b'\r\n\r\n{"status":"ok"}'), raw

@@ -135,3 +135,22 @@ def test_smtp_submitted_html_is_tracked_when_its_headers_ask(posthorn_factory, d
 
     _, untracked = stored_parts(ph, ids[1])
     assert "/t/" not in untracked and 'href="https://shop.example/item?id=7&amp;ref=mail"' in untracked
+
+
+def test_a_link_with_line_breaks_never_splits_the_redirect(posthorn_factory, dns):
+    # An href may hold a line break (HTML allows it in attribute values); the Location of the
+    # redirect must not: the server drops CR and LF from header values, as browsers drop them
+    # from URLs, so no header can be injected through a link.
+    ph, key, _ = setup_sender(posthorn_factory, dns)
+    html = '<p><a href="https://shop.example/a&#13;&#10;Set-Cookie: evil=1">x</a></p>'
+    r = ph.request("POST", "/v1/emails", key=key,
+                   body={"from": f"a@{SENDER}", "to": "u@example.net", "subject": "crlf",
+                         "html": html, "tracking": {"click": True}})
+    assert r.status == 200, r.body
+    _, stored = stored_parts(ph, r.json()["id"])
+    (link,) = re.findall(r'href="(http://127\.0\.0\.1:1/t/c/[^"]+)"', stored)
+    c = ph.get(path_of(link))
+    assert c.status == 302
+    assert "set-cookie" not in {k.lower() for k in c.headers}
+    assert "\r" not in c.headers["location"] and "\n" not in c.headers["location"]
+    assert c.headers["location"].startswith("https://shop.example/a")
