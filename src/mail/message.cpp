@@ -242,9 +242,9 @@ std::string new_boundary() {
     unsigned char encoded[32];
     int state = 0;
     guint32 save = 0;
-    const auto n = g_mime_encoding_base64_encode_step(
-        reinterpret_cast<const unsigned char*>(random.data()), random.size(), encoded, &state,
-        &save);
+    const auto n =
+        g_mime_encoding_base64_encode_step(reinterpret_cast<const unsigned char*>(random.data()),
+                                           random.size(), encoded, &state, &save);
     return "=-" + std::string(reinterpret_cast<const char*>(encoded), n);
 }
 

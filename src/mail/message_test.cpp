@@ -198,11 +198,17 @@ TEST(BuildMessage, SameBytesAsAGMimeMessage) {
         "spring", "Ünïcödé value", std::string(200, 'v'), "a, b, c; d=e",
         "a value with many words that will certainly be folded when it is written out"};
     const std::vector<std::string> texts = {
-        "hello\n", "x", "", "Grüße\n", std::string(1024, 'x'), "line\r\nline2\r\n", "From me\n",
-        std::string(1200, 'y') + "\nshort\n",        // a line over 998: quoted-printable
+        "hello\n",
+        "x",
+        "",
+        "Grüße\n",
+        std::string(1024, 'x'),
+        "line\r\nline2\r\n",
+        "From me\n",
+        std::string(1200, 'y') + "\nshort\n",      // a line over 998: quoted-printable
         "ends without a newline\nbare\rcr\r\n\n",  // bare CR, CRLF, empty lines
-        "äöüß€ äöüß€ äöüß€\n",                      // mostly 8-bit: base64
-        std::string("nul\0in it\n", 11),            // a NUL: base64
+        "äöüß€ äöüß€ äöüß€\n",                     // mostly 8-bit: base64
+        std::string("nul\0in it\n", 11),           // a NUL: base64
         "tab\tand trailing space \nand = sign\n"};
     const std::regex boundary("=-[A-Za-z0-9+/]{20}");
     std::uint32_t seed = 1;

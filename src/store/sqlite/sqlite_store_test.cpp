@@ -120,7 +120,7 @@ std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std:
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
-    EXPECT_EQ(store_->schema_version(), 6);  // 006_fewer_btrees
+    EXPECT_EQ(store_->schema_version(), 7);  // 007_log_counts_per_batch
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees((dir_ / "t.db").string()))
         EXPECT_EQ(ephemeral, 0) << sql;
     // The checks still check.
@@ -180,7 +180,7 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
-    EXPECT_EQ((*s)->schema_version(), 6);
+    EXPECT_EQ((*s)->schema_version(), 7);
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees(path))
         EXPECT_EQ(ephemeral, 0) << sql;
     auto raw = run((*s)->email_raw("acc_1", "em_1"));
@@ -534,6 +534,25 @@ TEST_F(SqliteStoreTest, LogsFilterSortPageAndExpire) {
     EXPECT_EQ(*gone, 10);
     EXPECT_EQ(run(store_->list_logs({.account_id = a.id}))->total, 15);
     EXPECT_EQ(run(store_->list_logs({.account_id = b.id}))->total, 1);
+}
+
+// The entries of a batch are written together and counted once per account; one that
+// cannot be written (here: a duplicate id) is left out and not counted, the others stay.
+TEST_F(SqliteStoreTest, ABadLogEntryDoesNotTakeItsBatchWithIt) {
+    auto a = make_account("a");
+    const auto id = first_id_at("log_", 1000);
+    for (const auto& entry_id : {id, id, first_id_at("log_", 1001)})
+        store_->append_log({.id = entry_id,
+                            .account_id = a.id,
+                            .created_at = 1000,
+                            .method = "GET",
+                            .url = "/",
+                            .status = 200});
+    ASSERT_TRUE(run(store_->flush()));
+    auto page = run(store_->list_logs({.account_id = a.id, .limit = 10}));
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page->total, 2);
+    EXPECT_EQ(page->items.size(), 2u);
 }
 
 TEST_F(SqliteStoreTest, ReadersSeeWritesOfThisAndOtherProcesses) {

@@ -106,7 +106,13 @@ struct SqliteStore::Impl {
         return core::run_blocking(
             reader_threads.get_executor(), [this, fn = std::move(fn)]() mutable {
                 detail::ReaderPool::Lease lease(reader_pool, reader_pool.take());
-                return fn(lease.db());
+                // One snapshot for all the statements of the read: a page and its total
+                // agree even when a commit lands between them.
+                auto& db = lease.db();
+                (void)db.exec("BEGIN");
+                auto result = fn(db);
+                (void)db.exec("COMMIT");
+                return result;
             });
     }
 
@@ -171,7 +177,9 @@ struct SqliteStore::Impl {
     std::unique_ptr<detail::Checkpointer> checkpointer;  // after the writer has stopped
     asio::thread_pool reader_threads;
     detail::ReaderPool reader_pool;
-    detail::ReaderPool local_readers;     // for read_here: grows as needed
+    detail::ReaderPool local_readers;  // for read_here: grows as needed
+    std::mutex log_mutex;
+    std::vector<LogEntry> log_buffer;     // guarded by log_mutex: entries not yet taken
     detail::Epoch epoch;                  // moved by every committed change of a key or domain
     detail::LookupCache<ApiKey> keys;     // by hash
     detail::LookupCache<Domain> domains;  // by account id, NUL, name

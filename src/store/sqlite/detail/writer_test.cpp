@@ -145,8 +145,7 @@ TEST_F(WriterTest, AFailingJobDoesNotUndoItsBatch) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open((dir_ / "w.db").string().c_str(), &db), SQLITE_OK);
     sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT group_concat(v) FROM t", -1, &st, nullptr),
-              SQLITE_OK);
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT group_concat(v) FROM t", -1, &st, nullptr), SQLITE_OK);
     ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
     EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "1,3");
     sqlite3_finalize(st);
