@@ -8,10 +8,25 @@
 
 namespace posthorn::crypto {
 
+namespace {
+
+// SHA-256 fetched from its provider once: OpenSSL 3 looks the implementation of
+// EVP_sha256() up again at each use, which cost more than hashing an API key.
+const EVP_MD* sha256_md() {
+    static EVP_MD* md = [] {
+        EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+        if (!fetched) PH_PANIC("EVP_MD_fetch(SHA256) failed");
+        return fetched;
+    }();
+    return md;
+}
+
+}  // namespace
+
 Sha256 sha256(std::string_view data) {
     Sha256 out{};
     unsigned int len = 0;
-    if (EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr) != 1 ||
+    if (EVP_Digest(data.data(), data.size(), out.data(), &len, sha256_md(), nullptr) != 1 ||
         len != out.size())
         PH_PANIC("EVP_Digest(sha256) failed");
     return out;
@@ -20,7 +35,7 @@ Sha256 sha256(std::string_view data) {
 Sha256 hmac_sha256(std::string_view key, std::string_view data) {
     Sha256 out{};
     unsigned int len = 0;
-    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+    if (HMAC(sha256_md(), key.data(), static_cast<int>(key.size()),
              reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(),
              &len) == nullptr ||
         len != out.size())

@@ -150,9 +150,46 @@ void append_crlf(std::string& out, const char* text) {
     }
 }
 
+// Whether GMime writes this mailbox as it is: a display name of ASCII letters and digits
+// with single spaces between words (no quoting, no encoded word), and an address of ASCII
+// atom characters and dots.
+bool plain_mailbox(const Mailbox& m, std::string_view address) {
+    auto letter_or_digit = [](unsigned char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    for (std::size_t i = 0; i < m.name.size(); ++i) {
+        const auto c = static_cast<unsigned char>(m.name[i]);
+        if (letter_or_digit(c)) continue;
+        if (c == ' ' && i > 0 && i + 1 < m.name.size() && m.name[i + 1] != ' ') continue;
+        return false;
+    }
+    static constexpr std::string_view kAtomSigns = "!#$%&'*+-/=?^_`{|}~.@";
+    for (unsigned char c : address)
+        if (!letter_or_digit(c) && kAtomSigns.find(static_cast<char>(c)) == std::string_view::npos)
+            return false;
+    return true;
+}
+
 void append_addresses(std::string& out, GMimeFormatOptions* options, const char* name,
                       std::span<const Mailbox> list) {
     if (list.empty()) return;
+    // Plain mailboxes on a line that needs no folding: the bytes GMime's encoder writes for
+    // them, without its address objects (a test holds the two together).
+    std::string simple = std::string(name) + ": ";
+    bool plain = true;
+    for (std::size_t i = 0; plain && i < list.size(); ++i) {
+        const auto address = list[i].address();
+        plain = plain_mailbox(list[i], address);
+        if (i > 0) simple += ", ";
+        if (list[i].name.empty())
+            simple += address;
+        else
+            simple.append(list[i].name).append(" <").append(address).append(">");
+    }
+    if (plain && simple.size() <= 76) {
+        out.append(simple).append("\r\n");
+        return;
+    }
     auto addresses = detail::address_list(list);
     // GMime's own encoder of address headers: RFC 2047 for the names, folded from the
     // column where the value starts, the line ended as the options say.

@@ -180,10 +180,24 @@ TEST(BuildMessage, SameBytesAsAGMimeMessage) {
                                             "中文名字",
                                             "Ünïcödé " + std::string(70, 'q'),
                                             "semi;colon",
-                                            "tab\tname"};
+                                            "tab\tname",
+                                            "Acme Shop",
+                                            "Orders 2026",
+                                            "A  double space",
+                                            " leading",
+                                            "trailing ",
+                                            "Jo",
+                                            "Customer Service Team of a Company With a Long Name"};
     const std::vector<std::string> addresses = {
-        "a@example.net", "very.long.local.part.that.goes.on@sub.domain.example.com",
-        "\"quoted local\"@example.org", "zoe@münchen.example", "b+tag@example.net"};
+        "a@example.net",
+        "very.long.local.part.that.goes.on@sub.domain.example.com",
+        "\"quoted local\"@example.org",
+        "zoe@münchen.example",
+        "b+tag@example.net",
+        "x@example.com",
+        "first.last@a-long-subdomain.of.an.example.com",
+        "o'brien@example.ie",
+        "{weird}~!#$%&*=?^_`|@example.com"};
     const std::vector<std::string> subjects = {
         "hi",
         "Grüße aus München",
@@ -248,6 +262,32 @@ TEST(BuildMessage, SameBytesAsAGMimeMessage) {
         const auto reference =
             std::regex_replace(written_by_gmime_message(s), boundary, "=-BOUNDARY");
         ASSERT_EQ(ours, reference) << "spec " << i;
+    }
+}
+
+// Around the length where GMime starts folding an address line: plain mailboxes are written
+// without its objects up to 76 characters, and must come out the same at every length.
+TEST(BuildMessage, PlainAddressLinesOfEveryLengthAreGMimes) {
+    const std::regex boundary("=-[A-Za-z0-9+/]{20}");
+    for (std::size_t n = 1; n <= 72; ++n) {
+        for (int shape = 0; shape < 3; ++shape) {
+            auto s = base();
+            std::string name(n, 'a');
+            if (n > 4) name[n / 2] = ' ';
+            s.from = mb("from@example.com");
+            s.from.name = shape == 0 ? name : "";
+            s.to = {mb("to@example.net")};
+            s.to[0].name = shape == 1 ? name : "";
+            if (shape == 2) {
+                const std::size_t local = std::min<std::size_t>(n, 60);  // at most 64
+                s.to.push_back(mb(std::string(local, 'b') + "@example" +
+                                  std::string(n - local, 'x') + ".org"));
+                s.to.push_back(mb("c@example.org"));
+            }
+            ASSERT_EQ(std::regex_replace(build_message(s), boundary, "="),
+                      std::regex_replace(written_by_gmime_message(s), boundary, "="))
+                << "name length " << n << ", shape " << shape;
+        }
     }
 }
 
