@@ -27,12 +27,13 @@ std::string join_addresses(const std::vector<mail::Mailbox>& list) {
     return out;
 }
 
-// The local part of the bounce address (bounces+<token>@…), unguessable: 16 random
-// characters (82 bits). It begins with the time, as ids do, so that the tokens' unique
-// index grows at its end instead of taking a write on a random page of it per email.
-std::string return_token(UnixMs now) {
+// The local part of the bounce address (bounces+<token>@…): the email's id (its 26
+// characters after "em_"), by which a bounce report finds its email through the primary
+// key, then 16 random characters (82 bits) that make it unguessable (store.hpp,
+// find_email_by_return_token).
+std::string return_token(std::string_view email_id) {
     static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-    std::string out = first_id_at("", now).substr(0, 10);  // 48 bits of milliseconds, base32
+    std::string out(email_id.substr(3));
     for (unsigned char c : crypto::random_string(16))
         out.push_back(kAlphabet[c % kAlphabet.size()]);
     return out;
@@ -119,7 +120,7 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.to_display = join_addresses(req.to);
     e.subject = req.subject;
     e.message_id = req.message_id.empty() ? e.id + "@" + deps.smtp_hostname : req.message_id;
-    e.return_token = return_token(now);
+    e.return_token = return_token(e.id);
     e.track_opens = req.track_opens.value_or(domain->open_tracking);
     e.track_clicks = req.track_clicks.value_or(domain->click_tracking);
     e.source = req.source;

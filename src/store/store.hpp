@@ -96,7 +96,9 @@ class EmailStore {
     // an unknown email.
     virtual asio::awaitable<Result<void>> record_engagement(std::string email_id, std::string kind,
                                                             std::string data_json, UnixMs at) = 0;
-    // The email a bounce address (bounces+<token>@…) belongs to, with its recipients.
+    // The email a bounce address (bounces+<token>@…) belongs to, with its recipients. A
+    // token is 42 characters: the email's id without "em_", then 16 random ones (earlier
+    // versions made 26 random characters, still found).
     virtual asio::awaitable<Result<Email>> find_email_by_return_token(std::string token) = 0;
     // With its recipients. Another account's email is errc::not_found.
     virtual asio::awaitable<Result<Email>> find_email(std::string account_id, std::string id) = 0;

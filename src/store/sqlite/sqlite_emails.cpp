@@ -286,8 +286,13 @@ asio::awaitable<Result<void>> SqliteStore::record_engagement(std::string email_i
 }
 
 asio::awaitable<Result<Email>> SqliteStore::find_email_by_return_token(std::string token) {
+    // A token made since version 8 begins with its email's id, which is its key; an
+    // earlier one (26 random characters) is found through the index that holds only them.
     auto job = [token = std::move(token)](Db& db) {
-        return email_where(db, "e.return_token = ?1", token, "");
+        if (token.size() == 42)
+            return email_where(db, "e.id = ?1 AND e.return_token = ?2", "em_" + token.substr(0, 26),
+                               token);
+        return email_where(db, "e.return_token = ?1 AND length(e.return_token) = 26", token, "");
     };
     co_return co_await impl_->read(std::move(job));
 }

@@ -40,6 +40,17 @@ Result<int> apply_migrations(Db& db) {
         version = m.version;
         applied = true;
     }
+    // Foreign keys were off (migrate()): whatever a migration did must satisfy them.
+    if (applied) {
+        auto check = db.prepare("PRAGMA foreign_key_check");
+        if (!check) return check.error();
+        auto violation = check->step();
+        if (!violation) return violation.error();
+        if (*violation) {
+            log::error("store: a migration broke a foreign key of table {}", check->text(0));
+            return errc::io;
+        }
+    }
     // A migration may edit table definitions in sqlite_schema (006 does): a new schema
     // version makes every connection, this one included, read the definitions again.
     if (applied) {
@@ -53,15 +64,23 @@ Result<int> apply_migrations(Db& db) {
     return version;
 }
 
-// All or nothing: a migration that fails leaves the database as it was.
+// All or nothing: a migration that fails leaves the database as it was. Foreign keys are
+// off meanwhile (a pragma that only takes effect outside a transaction), so that a migration
+// can rebuild a table others refer to (008 does): dropping the old one would otherwise
+// delete the rows that refer to it.
 Result<int> migrate(Db& db) {
-    if (auto r = db.exec("BEGIN IMMEDIATE"); !r) return r.error();
-    auto version = apply_migrations(db);
-    if (!version) {
-        (void)db.exec("ROLLBACK");
-        return version.error();
-    }
-    if (auto r = db.exec("COMMIT"); !r) return r.error();
+    if (auto r = db.exec("PRAGMA foreign_keys=OFF"); !r) return r.error();
+    auto version = [&db]() -> Result<int> {
+        if (auto r = db.exec("BEGIN IMMEDIATE"); !r) return r.error();
+        auto v = apply_migrations(db);
+        if (!v) {
+            (void)db.exec("ROLLBACK");
+            return v.error();
+        }
+        if (auto r = db.exec("COMMIT"); !r) return r.error();
+        return v;
+    }();
+    if (auto r = db.exec("PRAGMA foreign_keys=ON"); !r) return r.error();
     return version;
 }
 

@@ -120,7 +120,7 @@ std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std:
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
-    EXPECT_EQ(store_->schema_version(), 7);  // 007_log_counts_per_batch
+    EXPECT_EQ(store_->schema_version(), 8);  // 008_emails_by_id
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees((dir_ / "t.db").string()))
         EXPECT_EQ(ephemeral, 0) << sql;
     // The checks still check.
@@ -180,7 +180,7 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
-    EXPECT_EQ((*s)->schema_version(), 7);
+    EXPECT_EQ((*s)->schema_version(), 8);
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees(path))
         EXPECT_EQ(ephemeral, 0) << sql;
     auto raw = run((*s)->email_raw("acc_1", "em_1"));
@@ -675,6 +675,90 @@ TEST_F(SqliteStoreTest, LeasesKeepClaimedMailAndRenewalsExtendThem) {
     EXPECT_EQ(*run(store_->renew_leases("node-b", 9000)), 0) << "only the owner's leases";
     EXPECT_TRUE(run(store_->claim_due(2000, 10, "node-a", 3000))->empty()) << "renewed";
     EXPECT_EQ(run(store_->claim_due(6000, 10, "node-a", 7000))->size(), 1u) << "ran out";
+}
+
+// Version 8 rebuilds emails without a rowid: the rows, their recipients (which refer to them
+// and would have gone with a plain DROP TABLE under foreign keys) and their bodies survive,
+// the foreign key holds afterwards, and a bounce address of before is still found.
+TEST_F(SqliteStoreTest, EmailsSurviveTheirRebuild) {
+    const auto path = (dir_ / "v7.db").string();
+    const std::string old_token(26, 'q');
+    make_database_at(path, 7,
+                     R"(
+        INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
+        INSERT INTO email_bodies (id, raw) VALUES (9, CAST('Subject: Hi' AS BLOB));
+        INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                            return_token, created_at, queued_at, updated_at, body_id)
+            VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'Hi', 'm1', ')" +
+                         old_token + R"(', 5, 5, 5, 9);
+        INSERT INTO recipients (email_id, account_id, address, domain, type, updated_at)
+            VALUES ('em_1', 'acc_1', 'b@y.example', 'y.example', 'to', 5);)");
+    {
+        auto s = SqliteStore::open({.path = path, .readers = 1});
+        ASSERT_TRUE(s) << s.error().message();
+        EXPECT_EQ((*s)->schema_version(), 8);
+        auto e = run((*s)->find_email_by_return_token(old_token));
+        ASSERT_TRUE(e) << e.error().message();
+        EXPECT_EQ(e->id, "em_1");
+        ASSERT_EQ(e->recipients.size(), 1u) << "the recipients stayed";
+        EXPECT_EQ(*run((*s)->email_raw("acc_1", "em_1")), "Subject: Hi");
+        EXPECT_FALSE(run((*s)->find_email_by_return_token(std::string(26, 'z'))));
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_NE(
+        query_one(db, "SELECT sql FROM sqlite_schema WHERE name = 'emails'").find("WITHOUT ROWID"),
+        std::string::npos);
+    EXPECT_EQ(query_one(db,
+                        "SELECT COUNT(*) FROM sqlite_schema WHERE tbl_name = 'emails' AND "
+                        "type = 'index' AND sql IS NULL"),
+              "0")
+        << "no automatic index (unique return tokens) is left";
+    EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(query_one(db, "PRAGMA foreign_key_check"), "");
+    // The recipients' foreign key refers to the new table: deleting the email takes them.
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA foreign_keys=ON; DELETE FROM emails WHERE id = 'em_1'",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM recipients"), "0");
+    EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM email_bodies"), "0");
+    sqlite3_close(db);
+}
+
+// A return token made now begins with its email's id: found by the key, and only whole.
+TEST_F(SqliteStoreTest, ReturnTokensFindTheirEmailByItsId) {
+    auto acc = make_account("acme");
+    const auto domain_id = new_id("dom_", 1);
+    ASSERT_TRUE(run(store_->create_domain(
+        {.id = domain_id, .account_id = acc.id, .name = "mail.example.com", .token = "t1"}, {})));
+    NewEmail n;
+    n.email = {.id = new_id("em_", 1),
+               .account_id = acc.id,
+               .domain_id = domain_id,
+               .from_email = "a@mail.example.com",
+               .to_display = "b@example.net",
+               .subject = "s",
+               .message_id = "m@h",
+               .source = "api",
+               .created_at = 1,
+               .queued_at = 1};
+    const auto token = n.email.id.substr(3) + "abcdefghij012345";
+    ASSERT_EQ(token.size(), 42u);
+    n.email.return_token = token;
+    n.total_recipients = 1;
+    n.recipients = {{.address = "b@example.net", .domain = "example.net", .type = "to"}};
+    n.raw = "Subject: s\r\n\r\nbody\r\n";
+    const auto id = n.email.id;
+    ASSERT_TRUE(run(store_->create_email(std::move(n))));
+    auto e = run(store_->find_email_by_return_token(token));
+    ASSERT_TRUE(e) << e.error().message();
+    EXPECT_EQ(e->id, id);
+    EXPECT_EQ(e->return_token, token);
+    auto forged = token;
+    forged.back() = forged.back() == 'x' ? 'y' : 'x';
+    EXPECT_EQ(run(store_->find_email_by_return_token(forged)).error(), errc::not_found);
+    EXPECT_EQ(run(store_->find_email_by_return_token(token.substr(0, 26))).error(),
+              errc::not_found);
 }
 
 // A write nobody waits for (a log entry) goes with the lazy writes of the next moment,
