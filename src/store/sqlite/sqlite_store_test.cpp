@@ -51,6 +51,38 @@ class SqliteStoreTest : public ::testing::Test {
         return a;
     }
 
+    // A new domain of `account`, and an email from it to one recipient, due at time 1.
+    NewEmail one_email(const Account& account) {
+        const auto domain_id = new_id("dom_", 1);
+        EXPECT_TRUE(run(store_->create_domain({.id = domain_id,
+                                               .account_id = account.id,
+                                               .name = "mail.example.com",
+                                               .token = "t1",
+                                               .created_at = 1,
+                                               .updated_at = 1},
+                                              {})));
+        NewEmail n;
+        n.email = {.id = new_id("em_", 1),
+                   .account_id = account.id,
+                   .domain_id = domain_id,
+                   .from_email = "a@mail.example.com",
+                   .to_display = "b@example.net",
+                   .subject = "s",
+                   .message_id = "m@h",
+                   .return_token = "rt1",
+                   .source = "api",
+                   .created_at = 1,
+                   .queued_at = 1};
+        n.email.envelope_id = new_id("env_", 1);
+        n.total_recipients = 1;
+        n.recipients = {{.address = "b@example.net",
+                         .domain = "example.net",
+                         .type = "to",
+                         .next_attempt_at = 1}};
+        n.raw = "Subject: s\r\n\r\nbody\r\n";
+        return n;
+    }
+
     static inline std::atomic<int> counter_{0};
     fs::path dir_;
     std::unique_ptr<SqliteStore> store_;
@@ -637,31 +669,7 @@ TEST_F(SqliteStoreTest, CachedKeysAndDomainsFollowChangesOfEveryProcess) {
 // that ran out lets it be claimed again (a crash, or a lease not renewed).
 TEST_F(SqliteStoreTest, LeasesKeepClaimedMailAndRenewalsExtendThem) {
     auto acc = make_account("acme");
-    const auto domain_id = new_id("dom_", 1);
-    ASSERT_TRUE(run(store_->create_domain({.id = domain_id,
-                                           .account_id = acc.id,
-                                           .name = "mail.example.com",
-                                           .token = "t1",
-                                           .created_at = 1,
-                                           .updated_at = 1},
-                                          {})));
-    NewEmail n;
-    n.email = {.id = new_id("em_", 1),
-               .account_id = acc.id,
-               .domain_id = domain_id,
-               .from_email = "a@mail.example.com",
-               .to_display = "b@example.net",
-               .subject = "s",
-               .message_id = "m@h",
-               .return_token = "rt1",
-               .source = "api",
-               .created_at = 1,
-               .queued_at = 1};
-    n.email.envelope_id = new_id("env_", 1);
-    n.total_recipients = 1;
-    n.recipients = {
-        {.address = "b@example.net", .domain = "example.net", .type = "to", .next_attempt_at = 1}};
-    n.raw = "Subject: s\r\n\r\nbody\r\n";
+    auto n = one_email(acc);
     auto created = run(store_->create_email(std::move(n)));
     ASSERT_TRUE(created) << created.error().message();
 
@@ -728,26 +736,10 @@ TEST_F(SqliteStoreTest, EmailsSurviveTheirRebuild) {
 // A return token made now begins with its email's id: found by the key, and only whole.
 TEST_F(SqliteStoreTest, ReturnTokensFindTheirEmailByItsId) {
     auto acc = make_account("acme");
-    const auto domain_id = new_id("dom_", 1);
-    ASSERT_TRUE(run(store_->create_domain(
-        {.id = domain_id, .account_id = acc.id, .name = "mail.example.com", .token = "t1"}, {})));
-    NewEmail n;
-    n.email = {.id = new_id("em_", 1),
-               .account_id = acc.id,
-               .domain_id = domain_id,
-               .from_email = "a@mail.example.com",
-               .to_display = "b@example.net",
-               .subject = "s",
-               .message_id = "m@h",
-               .source = "api",
-               .created_at = 1,
-               .queued_at = 1};
+    auto n = one_email(acc);
     const auto token = n.email.id.substr(3) + "abcdefghij012345";
     ASSERT_EQ(token.size(), 42u);
     n.email.return_token = token;
-    n.total_recipients = 1;
-    n.recipients = {{.address = "b@example.net", .domain = "example.net", .type = "to"}};
-    n.raw = "Subject: s\r\n\r\nbody\r\n";
     const auto id = n.email.id;
     ASSERT_TRUE(run(store_->create_email(std::move(n))));
     auto e = run(store_->find_email_by_return_token(token));
