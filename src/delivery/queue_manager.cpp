@@ -365,6 +365,10 @@ asio::awaitable<void> QueueManager::Impl::deliver_to(std::string destination) {
 }
 
 void QueueManager::Impl::spawn_sessions() {
+    // Stopping: the jobs left keep their leases. (A session started now would end at once and
+    // start the next one from within itself: with hundreds of jobs waiting, that recursion
+    // overflowed the stack at shutdown.)
+    if (stopping) return;
     // Decide first, spawn after: a new session may run at once and change `destinations`.
     std::vector<std::string> starts;
     for (auto& [key, d] : destinations) {

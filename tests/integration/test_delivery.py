@@ -1,6 +1,8 @@
 """The delivery engine against scriptable recipient servers (python3-aiosmtpd) found through
 MX records served by dnsmasq: DESIGN §3 and §7, with DKIM checked by python3-dkim."""
+import socket
 import ssl
+import threading
 import time
 import warnings
 
@@ -330,3 +332,89 @@ def test_relay_takes_everything(world):
     assert e["status"] == "DELIVERED"
     assert sorted(relay.wait_messages(1)[0].rcpt_tos) == ["a@accept.example.net",
                                                           "b@nullmx.example.net"]
+
+
+def test_stopping_while_the_relay_refuses_connections_exits_0(world):
+    # Sends keep coming while every session to the relay fails at once (nothing listens
+    # there), so sessions end and start all the time; SIGTERM in the middle. A session that
+    # ended while stopping used to start the next one from within itself, and with jobs
+    # waiting that recursion overflowed the stack (SIGSEGV instead of exit 0).
+    ph, key = world.server(POSTHORN_DELIVERY_RELAY=f"{world.hosts['down']}:{world.port}",
+                           POSTHORN_LIMITS_SEND_RATE_PER_MINUTE="1000000")
+    stop = threading.Event()
+    sent = []
+
+    def load():
+        conn = ph.connection()
+        body = {"from": f"hello@{SENDER}", "to": "a@accept.example.net", "subject": "s",
+                "text": "t"}
+        while not stop.is_set():
+            try:
+                r = ph.request("POST", "/v1/emails", key=key, body=body, conn=conn)
+            except OSError:
+                return  # the server is stopping
+            if r.status == 200:
+                sent.append(r.json()["id"])
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(2)
+    try:
+        assert ph.stop() == 0
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert len(sent) > 100
+    ph.start()
+    e = ph.get(f"/v1/emails/{sent[-1]}", key=key).json()
+    assert e["status"] in ("QUEUED", "SENT", "FAILED"), e
+
+
+def test_stopping_with_mail_waiting_for_a_session_exits_0(world):
+    # A relay that takes connections and never greets: the sessions (8 at most to one
+    # destination) wait for it, the other jobs wait for a session. SIGTERM then exits 0, and
+    # the jobs keep their leases: nothing is lost or settled, and the next start claims them.
+    hold = socket.socket()
+    hold.bind((world.hosts["other"], world.port))
+    hold.listen(64)
+    held = []
+    stop_accepting = threading.Event()
+
+    def accept():
+        hold.settimeout(0.2)
+        while not stop_accepting.is_set():
+            try:
+                held.append(hold.accept()[0])
+            except OSError:
+                pass
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    try:
+        ph, key = world.server(POSTHORN_DELIVERY_RELAY=f"{world.hosts['other']}:{world.port}",
+                               POSTHORN_DELIVERY_COMMAND_TIMEOUT_S="600",
+                               POSTHORN_LIMITS_SEND_RATE_PER_MINUTE="100000")
+        ids = [send(ph, key, f"user{i}@accept.example.net") for i in range(40)]
+
+        def sessions_waiting(n):
+            deadline = time.monotonic() + 20
+            while len(held) < n and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(held) == n, "the sessions to the relay are open and waiting"
+            time.sleep(0.5)  # and the sessions wait for the greeting
+        sessions_waiting(8)
+        assert ph.stop() == 0
+        # At the next start the leases are lifted and all 40 are claimed at once: 8 sessions,
+        # 32 jobs waiting for them.
+        # Stops while the sessions are being opened, too: a few starts and stops in a row.
+        for _ in range(3):
+            ph.start()
+            assert all(ph.get(f"/v1/emails/{em}", key=key).json()["status"] == "QUEUED"
+                       for em in ids), "nothing was lost or settled by the stops"
+            assert ph.stop() == 0
+    finally:
+        stop_accepting.set()
+        acceptor.join()
+        for c in held:
+            c.close()
+        hold.close()
