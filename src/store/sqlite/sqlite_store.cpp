@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include "core/blocking.hpp"
 #include "core/id.hpp"
@@ -116,12 +117,18 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
     sqlite3* writer_handle = wdb->handle();
     auto impl = std::make_unique<Impl>(std::move(*wdb), options.readers, options.path);
     impl->version = *version;
+    // The epoch file (detail/lookup_cache.hpp) is as necessary as the -wal and -shm files:
+    // a process that could write the database but not move the count would revoke keys that
+    // a server keeps answering from memory. So a store that cannot map it does not open.
     if (options.path != ":memory:" && !options.path.empty()) {
-        if (auto epoch = detail::Epoch::open(options.path + "-epoch"))
-            impl->epoch = std::move(*epoch);
-        else
-            log::warn("store: no lookup cache: cannot map {}-epoch: {}", options.path,
-                      epoch.error().message());
+        struct stat st {};
+        const unsigned mode = ::stat(options.path.c_str(), &st) == 0 ? st.st_mode : 0644;
+        auto epoch = detail::Epoch::open(options.path + "-epoch", mode);
+        if (!epoch) {
+            log::error("store: cannot map {}-epoch: {}", options.path, epoch.error().message());
+            return epoch.error();
+        }
+        impl->epoch = std::move(*epoch);
     }
     for (std::size_t i = 0; i < options.readers; ++i) {
         auto rdb = detail::open_reader(options.path);

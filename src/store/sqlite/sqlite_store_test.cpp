@@ -665,6 +665,31 @@ TEST_F(SqliteStoreTest, CachedKeysAndDomainsFollowChangesOfEveryProcess) {
     EXPECT_FALSE(d->sending);
 }
 
+// The epoch file takes the database's permission bits (as SQLite's -wal and -shm do), and a
+// store that cannot map it does not open: a CLI that wrote a revocation without moving the
+// count would leave the key valid in a server's cache.
+TEST_F(SqliteStoreTest, TheEpochFileGoesWithTheDatabase) {
+    const auto path = (dir_ / "modes.db").string();
+    {
+        sqlite3* db = nullptr;
+        ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+        sqlite3_close(db);
+    }
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                              fs::perms::group_write);
+    {
+        auto s = SqliteStore::open({.path = path, .readers = 1});
+        ASSERT_TRUE(s) << s.error().message();
+    }
+    EXPECT_EQ(fs::status(path + "-epoch").permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                  fs::perms::group_write);
+
+    const auto blocked = (dir_ / "blocked.db").string();
+    fs::create_directories(blocked + "-epoch");  // a directory cannot be mapped
+    EXPECT_FALSE(SqliteStore::open({.path = blocked, .readers = 1}));
+}
+
 // Claimed mail is leased; a renewed lease keeps it from being claimed again, and a lease
 // that ran out lets it be claimed again (a crash, or a lease not renewed).
 TEST_F(SqliteStoreTest, LeasesKeepClaimedMailAndRenewalsExtendThem) {

@@ -14,9 +14,10 @@ namespace {
 constexpr std::size_t kFileBytes = sizeof(std::uint64_t);
 }
 
-Result<Epoch> Epoch::open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+Result<Epoch> Epoch::open(const std::string& path, unsigned mode) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, mode & 0777);
     if (fd < 0) return error_code(errno, boost::system::system_category());
+    (void)::fchmod(fd, mode & 0777);  // as asked, whatever the umask took away (as SQLite does)
     struct stat st {};
     // A new file is made the size of the counter (zero); one that has it already is left
     // alone, so that two processes starting together do not reset each other's count.

@@ -22,8 +22,9 @@ namespace posthorn::store::sqlite::detail {
 
 class Epoch {
   public:
-    // Maps `path` (made if missing). Without it (a failure), nothing is cached.
-    static Result<Epoch> open(const std::string& path);
+    // Maps `path`, made if missing with permission bits `mode` (those of the database, as
+    // SQLite gives its -wal and -shm files: whoever may write the database may move the count).
+    static Result<Epoch> open(const std::string& path, unsigned mode = 0644);
     Epoch() = default;
     Epoch(Epoch&& other) noexcept : word_(other.word_) { other.word_ = nullptr; }
     Epoch& operator=(Epoch&& other) noexcept;
