@@ -142,12 +142,18 @@ GObj<GMimeObject> message_body(const MessageSpec& spec) {
 
 namespace {
 
-// GMime's folding functions end lines in LF whatever the format options say.
-void append_crlf(std::string& out, const char* text) {
-    for (const char* p = text; *p; ++p) {
-        if (*p == '\n') out += '\r';
-        out += *p;
+// What GMime's newline filter for the wire does: a line feed not preceded by a carriage
+// return becomes CRLF; everything else is kept. For content, and for GMime's folding
+// functions, which end lines in LF whatever the format options say.
+void append_crlf_content(std::string& out, std::string_view text) {
+    out.reserve(out.size() + text.size() + text.size() / 32);
+    std::size_t from = 0;
+    for (auto lf = text.find('\n'); lf != std::string_view::npos; lf = text.find('\n', lf + 1)) {
+        if (lf > 0 && text[lf - 1] == '\r') continue;
+        out.append(text.substr(from, lf - from)).append("\r\n");
+        from = lf + 1;
     }
+    out.append(text.substr(from));
 }
 
 // Whether GMime writes this mailbox as it is: a display name of ASCII letters and digits
@@ -206,7 +212,7 @@ void append_unstructured(std::string& out, GMimeFormatOptions* options, const st
     const std::string line = name + ": " + encoded;
     g_free(encoded);
     char* folded = g_mime_utils_unstructured_header_fold(nullptr, options, line.c_str());
-    append_crlf(out, folded);
+    append_crlf_content(out, folded);
     g_free(folded);
 }
 
@@ -230,23 +236,6 @@ std::string header_block(const MessageSpec& spec, GMimeFormatOptions* options) {
     for (const auto& [name, value] : spec.headers) append_unstructured(out, options, name, value);
     out.append("MIME-Version: 1.0\r\n");
     return out;
-}
-
-}  // namespace
-
-namespace {
-
-// What GMime's newline filter for the wire does to content: a line feed not preceded by a
-// carriage return becomes CRLF; everything else is kept.
-void append_crlf_content(std::string& out, std::string_view text) {
-    out.reserve(out.size() + text.size() + text.size() / 32);
-    std::size_t from = 0;
-    for (auto lf = text.find('\n'); lf != std::string_view::npos; lf = text.find('\n', lf + 1)) {
-        if (lf > 0 && text[lf - 1] == '\r') continue;
-        out.append(text.substr(from, lf - from)).append("\r\n");
-        from = lf + 1;
-    }
-    out.append(text.substr(from));
 }
 
 // A text part as GMime's objects write it (text_part() above, written with CRLF options):

@@ -113,6 +113,12 @@ Result<void> Db::exec(const char* sql) {
     return {};
 }
 
+Result<void> Db::run(std::string_view sql) {
+    auto st = prepare(sql);
+    if (!st) return st.error();
+    return st->run();
+}
+
 Result<Stmt> Db::prepare(std::string_view sql) {
     auto it = cache_.find(std::string(sql));
     if (it == cache_.end()) {

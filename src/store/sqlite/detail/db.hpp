@@ -72,6 +72,9 @@ class Db {
     Result<void> exec(const char* sql);
     // A cached prepared statement, reset and with bindings cleared.
     Result<Stmt> prepare(std::string_view sql);
+    // A statement without parameters or rows (BEGIN, SAVEPOINT…), prepared once through the
+    // statement cache instead of parsed at each use as exec() does.
+    Result<void> run(std::string_view sql);
     std::int64_t changes() const { return sqlite3_changes64(db_.get()); }
     std::int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_.get()); }
     sqlite3* handle() const { return db_.get(); }

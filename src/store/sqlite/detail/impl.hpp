@@ -109,9 +109,9 @@ struct SqliteStore::Impl {
                 // One snapshot for all the statements of the read: a page and its total
                 // agree even when a commit lands between them.
                 auto& db = lease.db();
-                (void)db.exec("BEGIN");
+                (void)db.run("BEGIN");
                 auto result = fn(db);
-                (void)db.exec("COMMIT");
+                (void)db.run("COMMIT");
                 return result;
             });
     }

@@ -61,8 +61,7 @@ void Writer::submit(Job job, Done done, bool expected) {
         if (!closed_) {
             const auto now = std::chrono::steady_clock::now();
             // Wake the writer when it has something new to decide: a first awaited job, the
-            // last of the announced ones, a first lazy one (its clock starts), or enough
-            // lazy ones to go now.
+            // last of the announced ones, or a first lazy one (its clock starts).
             bool wake = false;
             if (done) {
                 if (pending_.empty()) first_awaited_ = now;
@@ -70,7 +69,7 @@ void Writer::submit(Job job, Done done, bool expected) {
                 pending_.push_back({std::move(job), std::move(done)});
             } else {
                 if (lazy_.empty()) first_lazy_ = now;
-                wake = lazy_.empty() || lazy_.size() + 1 == kLazyMax;
+                wake = lazy_.empty();
                 lazy_.push_back({std::move(job), {}});
             }
             if (wake) cv_.notify_one();
@@ -88,8 +87,8 @@ void Writer::loop() {
             bool lazy_go = false;
             for (;;) {
                 const auto now = std::chrono::steady_clock::now();
-                lazy_go = stopping_ || (!lazy_.empty() && (hurry_ || lazy_.size() >= kLazyMax ||
-                                                           now >= first_lazy_ + lazy_delay_));
+                lazy_go =
+                    stopping_ || (!lazy_.empty() && (hurry_ || now >= first_lazy_ + lazy_delay_));
                 if (stopping_) break;
                 if (!pending_.empty()) {
                     // Jobs on their way: hold the commit for them, up to the gather window
@@ -150,15 +149,19 @@ bool Writer::run_together(std::vector<Pending>& batch) {
             return false;
         }
     }
-    error_code committed;
-    if (auto r = db_.exec("COMMIT"); !r) {
-        log::error("group commit of {} writes failed: {}", batch.size(), r.error().message());
-        (void)db_.exec("ROLLBACK");
-        committed = r.error();
-    }
+    const auto committed = commit(batch.size());
     for (auto& p : batch)
         if (p.done) p.done(committed);
     return true;
+}
+
+// COMMIT; a failed one is logged and rolled back, and fails every job of the batch.
+error_code Writer::commit(std::size_t jobs) {
+    auto r = db_.exec("COMMIT");
+    if (r) return {};
+    log::error("group commit of {} writes failed: {}", jobs, r.error().message());
+    (void)db_.exec("ROLLBACK");
+    return r.error();
 }
 
 void Writer::run_apart(std::vector<Pending>& batch) {
@@ -169,27 +172,19 @@ void Writer::run_apart(std::vector<Pending>& batch) {
     };
     if (auto r = db_.exec("BEGIN IMMEDIATE"); !r) return fail_all(r.error());
     const bool savepoints = batch.size() > 1;
-    // Prepared once (the statement cache), not parsed again for every job.
-    auto statement = [this](const char* sql) {
-        if (auto st = db_.prepare(sql)) (void)st->run();
-    };
     for (std::size_t i = 0; i < batch.size(); ++i) {
-        if (savepoints) statement("SAVEPOINT job");
+        if (savepoints) (void)db_.run("SAVEPOINT job");
         results[i] = batch[i].job(db_);
         if (savepoints) {
-            if (results[i]) statement("ROLLBACK TO job");
-            statement("RELEASE job");
+            if (results[i]) (void)db_.run("ROLLBACK TO job");
+            (void)db_.run("RELEASE job");
         }
     }
     if (!savepoints && results[0]) {
         (void)db_.exec("ROLLBACK");
         return fail_all(results[0]);
     }
-    if (auto r = db_.exec("COMMIT"); !r) {
-        log::error("group commit of {} writes failed: {}", batch.size(), r.error().message());
-        (void)db_.exec("ROLLBACK");
-        return fail_all(r.error());
-    }
+    if (auto ec = commit(batch.size())) return fail_all(ec);
     for (std::size_t i = 0; i < batch.size(); ++i)
         if (batch[i].done) batch[i].done(results[i]);
 }

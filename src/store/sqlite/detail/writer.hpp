@@ -3,9 +3,9 @@
 // commit. When a job fails, the batch runs again with each job in its own savepoint, so
 // that one failing job does not undo the others (a job may therefore run twice: it must
 // depend on nothing but the database and what it holds).
-// A job that nobody waits for (a request log entry) is lazy: lazy jobs are gathered and go
-// together, with the first batch after the oldest of them has waited kLazyDelay (or once
-// kLazyMax are waiting), not with every batch: each B-tree a batch touches is at least one
+// A job that nobody waits for (the request log's) is lazy: lazy jobs are gathered and go
+// together, with the first batch after the oldest of them has waited kLazyDelay, not with
+// every batch: each B-tree a batch touches is at least one
 // more page to write to the WAL, and the request log's are three (its table, its index and
 // the per-account count), about a fifth of a small batch of sends. And a batch waits up to
 // kGatherWindow for jobs that callers have announced (expect()) but not yet submitted, so
@@ -35,7 +35,6 @@ class Writer {
   public:
     static constexpr std::chrono::milliseconds kLazyDelay{25};
     static constexpr std::chrono::microseconds kGatherWindow{1000};
-    static constexpr std::size_t kLazyMax = 1024;
 
     using Job = std::function<error_code(Db&)>;
     using Done = std::function<void(error_code)>;  // may be empty: nobody waits
@@ -104,6 +103,7 @@ class Writer {
     void run_batch(std::vector<Pending>& batch);
     bool run_together(std::vector<Pending>& batch);
     void run_apart(std::vector<Pending>& batch);
+    error_code commit(std::size_t jobs);
 
     Db db_;
     const std::chrono::microseconds gather_window_;
