@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "crypto/keys.hpp"
 
@@ -14,6 +15,8 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::size_t kMaxSubjectChars = 255;
+constexpr std::size_t kMaxFilenameBytes = 255;   // what file systems take
+constexpr std::size_t kMaxContentIdBytes = 250;  // Content-ID: <cid> on one line
 constexpr std::size_t kMaxIdempotencyKey = 256;
 
 http::Response validation(std::string message) {
@@ -39,6 +42,33 @@ bool owned_header(std::string_view name) {
     for (auto o : kOwned)
         if (n == o) return true;
     return n.rfind("content-", 0) == 0;
+}
+
+// RFC 6838 §4.2: type "/" subtype, each a restricted-name of 1 to 127 characters.
+bool valid_media_type(std::string_view t) {
+    auto restricted_name = [](std::string_view n) {
+        if (n.empty() || n.size() > 127) return false;
+        for (unsigned char c : n)
+            if (!std::isalnum(c) &&
+                std::string_view("!#$&-^_.+").find(static_cast<char>(c)) == std::string_view::npos)
+                return false;
+        return std::isalnum(static_cast<unsigned char>(n.front())) != 0;
+    };
+    const auto slash = t.find('/');
+    return slash != std::string_view::npos && restricted_name(t.substr(0, slash)) &&
+           restricted_name(t.substr(slash + 1));
+}
+
+// The longest run of a header value without a space or tab: GMime folds at whitespace only,
+// and a longer run would make a line over the 998 octets of RFC 5322 §2.1.1.
+constexpr std::size_t kMaxHeaderWord = 900;
+bool has_unfoldable_word(std::string_view v) {
+    std::size_t run = 0;
+    for (char c : v) {
+        run = (c == ' ' || c == '\t') ? 0 : run + 1;
+        if (run > kMaxHeaderWord) return true;
+    }
+    return false;
 }
 
 bool valid_header_name(std::string_view name) {
@@ -192,6 +222,11 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
                 json::string::npos)
                 return validation("headers: the value of " + std::string(name) +
                                   " must not contain line breaks");
+            if (has_unfoldable_word(value.as_string()))
+                return validation("headers: the value of " + std::string(name) + " has more than " +
+                                  std::to_string(kMaxHeaderWord) +
+                                  " characters without a space, which no line of a message can "
+                                  "hold");
             m.headers.emplace_back(std::string(name), std::string(value.as_string()));
         }
     }
@@ -226,10 +261,18 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
             for (const auto* s : {&att.filename, &att.content_type, &att.content_id})
                 if (s->find_first_of(std::string_view("\r\n\0\"", 4)) != std::string::npos)
                     return validation(where + ": names must not contain line breaks or quotes");
-            if (!att.content_type.empty() &&
-                (att.content_type.find('/') == std::string::npos ||
-                 att.content_type.find_first_of(" ;") != std::string::npos))
+            if (!att.content_type.empty() && !valid_media_type(att.content_type))
                 return validation(where + ".content_type must be a MIME type such as image/png");
+            if (att.filename.size() > kMaxFilenameBytes)
+                return validation(where + ".filename is longer than " +
+                                  std::to_string(kMaxFilenameBytes) + " bytes");
+            if (att.content_id.size() > kMaxContentIdBytes ||
+                std::any_of(att.content_id.begin(), att.content_id.end(), [](unsigned char c) {
+                    return c < 33 || c > 126 || c == '<' || c == '>';
+                }))
+                return validation(where + ".cid must be at most " +
+                                  std::to_string(kMaxContentIdBytes) +
+                                  " printable ASCII characters without spaces or angle brackets");
             m.attachments.push_back(std::move(att));
         }
         if (total_bytes > limits.max_attachment_bytes)

@@ -15,8 +15,11 @@ namespace {
 // The transfer encoding that g_mime_part_get_best_content_encoding picks under the 7-bit
 // constraint, worked out here in one pass (GMime's runs a filter over the content): base64
 // when there is a NUL or 17% or more of the bytes are 8-bit; quoted-printable for fewer
-// 8-bit bytes, for a line over 998 octets, or for a line that starts with "From " (which
-// mbox readers would mangle); otherwise none (7bit, no header).
+// 8-bit bytes, for a line over 998 octets, for a line that starts with "From " (which
+// mbox readers would mangle), or for a carriage return that does not end a line (RFC 2045
+// §2.7: in 7bit data CR occurs only before LF; a bare CR on the wire is what SMTP
+// smuggling is made of, and servers refuse it; quoted-printable writes it as =0D);
+// otherwise none (7bit, no header). Stricter there than GMime, which sends a bare CR as it is.
 GMimeContentEncoding best_encoding(std::string_view text) {
     if (text.find('\0') != std::string_view::npos) return GMIME_CONTENT_ENCODING_BASE64;
     if (!core::is_ascii(text)) {
@@ -30,6 +33,9 @@ GMimeContentEncoding best_encoding(std::string_view text) {
         auto eol = text.find('\n', pos);
         if (eol == std::string_view::npos) eol = text.size();
         if (eol - pos > 998 || text.substr(pos, 5) == "From ")
+            return GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
+        const auto cr = text.find('\r', pos);
+        if (cr < eol && (cr + 1 != eol || eol == text.size()))
             return GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
         pos = eol + 1;
     }

@@ -105,6 +105,25 @@ TEST(BuildMessage, TextPartsGetTheEncodingThatFits) {
     EXPECT_EQ(charset_of("caf\xC3\xA9").substr(0, 5), "utf-8");
     EXPECT_EQ(encoding_of("\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82"), "base64");
     EXPECT_EQ(encoding_of(std::string("nul\0byte", 8)), "base64");
+    EXPECT_EQ(encoding_of("crlf\r\nline ends\r\n"), "none");
+    EXPECT_EQ(encoding_of("a bare\rcarriage return\n"), "quoted-printable");
+    EXPECT_EQ(encoding_of("two\r\r\n"), "quoted-printable");
+    EXPECT_EQ(encoding_of("ends in one\r"), "quoted-printable");
+}
+
+// A carriage return that ends no line never reaches the wire as it is (RFC 2045 §2.7; a
+// bare CR is what SMTP smuggling is made of): quoted-printable writes it =0D, in text and
+// HTML parts alike. Found by tests/fuzz/api_json_fuzz.cpp (an HTML body with "\r" in it
+// was sent 7bit with the CR in it).
+TEST(BuildMessage, ABareCarriageReturnIsEncoded) {
+    auto s = base();
+    s.text = "one\rtwo\r\nthree\r";
+    s.html = "<b>\reply</b>";
+    const auto m = build_message(s);
+    for (std::size_t i = m.find('\r'); i != std::string::npos; i = m.find('\r', i + 1))
+        ASSERT_EQ(m[i + 1], '\n') << "bare CR at " << i << " in\n" << m;
+    EXPECT_NE(m.find("one=0Dtwo"), std::string::npos) << m;
+    EXPECT_NE(m.find("<b>=0Deply</b>"), std::string::npos) << m;
 }
 
 TEST(BuildMessage, StructureForTextHtmlInlineAndFiles) {

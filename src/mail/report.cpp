@@ -22,14 +22,44 @@ std::string address_of(std::string_view value) {
     return core::ascii_lower(trim(value));
 }
 
+// RFC 3464 §2.3.4: class "." subject "." detail, digits (the class 2, 4 or 5), then maybe a
+// comment; the code alone, or empty when the field holds something else.
+std::string status_code(std::string_view v) {
+    const auto code = v.substr(0, v.find_first_of(" \t("));
+    int parts = 0;
+    std::size_t digits = 0;
+    for (char c : code) {
+        if (c == '.') {
+            if (digits == 0) return {};
+            ++parts;
+            digits = 0;
+        } else if (c >= '0' && c <= '9' && ++digits <= 3) {
+            continue;
+        } else {
+            return {};
+        }
+    }
+    if (parts != 2 || digits == 0 || (code[0] != '2' && code[0] != '4' && code[0] != '5') ||
+        code[1] != '.')
+        return {};
+    return std::string(code);
+}
+
 // Blocks of "Name: value" fields separated by blank lines (RFC 3464 §2.1, RFC 5965 §3.1).
+// A control character within a line (a lone CR, say: anyone can send a report) becomes a
+// space, so that no value carries one.
 std::vector<std::vector<std::pair<std::string, std::string>>> field_blocks(std::string_view text) {
     std::vector<std::vector<std::pair<std::string, std::string>>> blocks(1);
     std::size_t pos = 0;
+    std::string cleaned;
     while (pos <= text.size()) {
         auto eol = text.find('\n', pos);
-        auto line = text.substr(pos, (eol == std::string_view::npos ? text.size() : eol) - pos);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        auto raw_line = text.substr(pos, (eol == std::string_view::npos ? text.size() : eol) - pos);
+        if (!raw_line.empty() && raw_line.back() == '\r') raw_line.remove_suffix(1);
+        cleaned.assign(raw_line);
+        for (auto& c : cleaned)
+            if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == '\x7f') c = ' ';
+        const std::string_view line = cleaned;
         if (trim(line).empty()) {
             if (!blocks.back().empty()) blocks.emplace_back();
         } else if ((line.front() == ' ' || line.front() == '\t') && !blocks.back().empty()) {
@@ -63,7 +93,7 @@ Report parse_report(std::string_view raw) {
                     else if (k == "action")
                         rr.action = core::ascii_lower(trim(v));
                     else if (k == "status")
-                        rr.status = std::string(trim(v));
+                        rr.status = status_code(trim(v));
                     else if (k == "diagnostic-code")
                         rr.diagnostic = v;
                 }

@@ -57,5 +57,46 @@ TEST(ParseReport, AnOrdinaryMessageIsNoReport) {
     EXPECT_EQ(parse_report("garbage").kind, Report::Kind::none);
 }
 
+// Anyone can send a report to a bounce address: a lone CR or another control character in a
+// field is no line end and stays out of every value, and a Status that is not a status code
+// (RFC 3464 §2.3.4) is left empty. Found by tests/fuzz/dsn_parse_fuzz.cpp.
+TEST(ParseReport, ControlCharactersAndFalseStatusCodesStayOut) {
+    init();
+    std::string dsn = kDsn;
+    const auto edit = [&dsn](std::string_view from, std::string_view to) {
+        dsn.replace(dsn.find(from), from.size(), to);
+    };
+    edit("Status: 5.1.1\r\n", "Status: 5.1.1 (gone)\r user\r\n");
+    edit("Status: 4.4.1\r\n", "Status: 4.4.1.7\x01\r\n");
+    edit("no such\r\n user", "no\rsuch\x7f\r\n user");
+    auto r = parse_report(dsn);
+    ASSERT_EQ(r.recipients.size(), 2u);
+    EXPECT_EQ(r.recipients[0].status, "5.1.1");
+    EXPECT_EQ(r.recipients[0].diagnostic, "smtp; 550 5.1.1 no such user");
+    EXPECT_EQ(r.recipients[1].status, "") << "four numbers are no status code";
+    for (const auto& rr : r.recipients)
+        for (const auto& v : {rr.address, rr.action, rr.status, rr.diagnostic})
+            for (unsigned char c : v) EXPECT_TRUE(c >= 0x20 && c != 0x7f) << v;
+}
+
+TEST(ParseReport, StatusCodes) {
+    init();
+    auto status_of = [](std::string_view v) {
+        std::string dsn = kDsn;
+        dsn.replace(dsn.find("5.1.1\r\n"), 5, v);
+        auto r = parse_report(dsn);
+        return r.recipients.empty() ? std::string("?") : r.recipients[0].status;
+    };
+    EXPECT_EQ(status_of("2.0.0"), "2.0.0");
+    EXPECT_EQ(status_of("4.7.100"), "4.7.100");
+    EXPECT_EQ(status_of("5.1.1 (user unknown)"), "5.1.1");
+    EXPECT_EQ(status_of("3.1.1"), "") << "no class 3";
+    EXPECT_EQ(status_of("5.1"), "");
+    EXPECT_EQ(status_of("5.1.1000"), "");
+    EXPECT_EQ(status_of("5..1"), "");
+    EXPECT_EQ(status_of("55.1.1"), "");
+    EXPECT_EQ(status_of("smtp; 550"), "");
+}
+
 }  // namespace
 }  // namespace posthorn::mail

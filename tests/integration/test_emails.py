@@ -124,6 +124,22 @@ def test_the_message_as_an_independent_parser_reads_it(sender):
         assert len(line) <= 998, "RFC 5322 line length"
 
 
+# A carriage return that ends no line never reaches the wire as it is: the part becomes
+# quoted-printable and the CR =0D (found by tests/fuzz/api_json_fuzz.cpp).
+def test_a_bare_carriage_return_is_encoded(sender):
+    server, key = sender
+    r = send(server, key, text="one\rtwo\r\n", html="<b>\reply</b>")
+    assert r.status == 200, r
+    raw = server.stored_message(r.json()["id"])
+    assert b"\r" not in raw.replace(b"\r\n", b""), "no bare CR"
+    msg = raw_message(server, r.json()["id"])
+    text, html = msg.get_body(("plain",)), msg.get_body(("html",))
+    assert text["Content-Transfer-Encoding"] == "quoted-printable"
+    assert html["Content-Transfer-Encoding"] == "quoted-printable"
+    assert text.get_content().startswith("one\rtwo")
+    assert "<b>\reply</b>" in html.get_content()
+
+
 def test_single_part_messages(sender):
     server, key = sender
     only_html = send(server, key, text=None, html="<b>bold</b>").json()["id"]
@@ -170,6 +186,17 @@ def test_validation_rules_and_nothing_stored(sender):
     error(send(server, key, attachments={"filename": "a"}), 400, "VALIDATION_ERROR")
     error(send(server, key, attachments=[{"content": "YQ==", "content_type": "bad"}]), 400,
           "VALIDATION_ERROR", "content_type")
+    # Nothing a message line of at most 998 octets could not hold (RFC 5322 §2.1.1): a media
+    # type is RFC 6838's, a cid and a filename are bounded, a header value is foldable.
+    for ctype in ("text/" + "x" * 128, "a/b/c", "/png", "image/", "image/p ng", "te<xt>/plain"):
+        error(send(server, key, attachments=[{"content": "YQ==", "content_type": ctype}]), 400,
+              "VALIDATION_ERROR", "content_type")
+    for cid in ("x" * 251, "a b", "<logo>", "l\u00f6go"):
+        error(send(server, key, html="<img src=cid:x>",
+                   attachments=[{"content": "YQ==", "cid": cid}]), 400, "VALIDATION_ERROR", "cid")
+    error(send(server, key, attachments=[{"content": "YQ==", "filename": "f" * 256}]), 400,
+          "VALIDATION_ERROR", "filename")
+    error(send(server, key, headers={"X-Long": "w" * 901}), 400, "VALIDATION_ERROR", "X-Long")
     error(send(server, key, tracking={"open": "yes"}), 400, "VALIDATION_ERROR", "tracking")
     error(send(server, key, tracking={"opne": True}), 400, "VALIDATION_ERROR")
     error(send(server, key, idempotencyKey=5), 400, "VALIDATION_ERROR", "idempotencyKey")
@@ -180,8 +207,15 @@ def test_validation_rules_and_nothing_stored(sender):
                          headers={"Content-Type": "application/json"}), 400, "INVALID_JSON")
     # At the limits, accepted.
     assert send(server, key, subject="é" * 255).status == 200
+    at_limits = send(server, key, headers={"X-Long": ("w" * 900 + " ") * 3},
+                     attachments=[{"content": "YQ==", "filename": "f" * 255,
+                                   "content_type": "application/" + "v" * 127,
+                                   "cid": "c" * 250}])
+    assert at_limits.status == 200, at_limits
+    raw = server.stored_message(at_limits.json()["id"])
+    assert max(len(line) for line in raw.split(b"\r\n")) <= 998
     after = count_emails(server)
-    assert [a - b for a, b in zip(after, before)] == [1, 1, 1, 1], "only the valid send stored"
+    assert [a - b for a, b in zip(after, before)] == [2, 2, 2, 2], "only the valid sends stored"
 
 
 def test_limits_on_recipients_and_attachments(posthorn_factory, dns):
