@@ -3,6 +3,7 @@
 #include <gumbo.h>
 
 #include <algorithm>
+#include <unordered_set>
 #include <vector>
 
 namespace posthorn::mail {
@@ -49,22 +50,28 @@ std::string attribute_escape(std::string_view s) {
     return out;
 }
 
+// An <a> that the HTML5 parser made again (it reopens formatting elements that a block
+// closed: `<a href=…><p>x<p>y` has the same <a> in both paragraphs) points at the same source
+// text as the one written there: `rewritten` holds the hrefs already taken, so that each is
+// rewritten once.
 void walk(const GumboNode* node, const char* base, const Tracking& t, std::vector<Edit>& edits,
-          std::optional<std::size_t>& body_end) {
+          std::unordered_set<std::size_t>& rewritten, std::optional<std::size_t>& body_end) {
     if (node->type != GUMBO_NODE_ELEMENT) return;
     const GumboElement& el = node->v.element;
     if (el.tag == GUMBO_TAG_A && t.link) {
         if (GumboAttribute* href = gumbo_get_attribute(&el.attributes, "href");
             href && href->original_value.length > 0 && is_web_link(href->value)) {
             const auto at = static_cast<std::size_t>(href->original_value.data - base);
-            edits.push_back({at, href->original_value.length,
-                             "\"" + attribute_escape(t.link(href->value)) + "\""});
+            if (rewritten.insert(at).second)
+                edits.push_back({at, href->original_value.length,
+                                 "\"" + attribute_escape(t.link(href->value)) + "\""});
         }
     }
     if (el.tag == GUMBO_TAG_BODY && el.original_end_tag.length > 0)
         body_end = static_cast<std::size_t>(el.original_end_tag.data - base);
     for (unsigned i = 0; i < el.children.length; ++i)
-        walk(static_cast<const GumboNode*>(el.children.data[i]), base, t, edits, body_end);
+        walk(static_cast<const GumboNode*>(el.children.data[i]), base, t, edits, rewritten,
+             body_end);
 }
 
 }  // namespace
@@ -74,18 +81,26 @@ std::string track_html(std::string_view html, const Tracking& t) {
     GumboOutput* out =
         gumbo_parse_with_options(&kGumboDefaultOptions, source.c_str(), source.size());
     std::vector<Edit> edits;
+    std::unordered_set<std::size_t> rewritten;
     std::optional<std::size_t> body_end;
-    walk(out->root, source.c_str(), t, edits, body_end);
+    walk(out->root, source.c_str(), t, edits, rewritten, body_end);
     gumbo_destroy_output(&kGumboDefaultOptions, out);
     if (t.pixel_url) {
         const std::string img = "<img src=\"" + attribute_escape(*t.pixel_url) +
                                 "\" width=\"1\" height=\"1\" alt=\"\" style=\"display:none\">";
         edits.push_back({body_end.value_or(source.size()), 0, img});
     }
-    // Apply from the back, so that earlier offsets stay right.
+    // Apply from the back, so that earlier offsets stay right; an edit that would reach into
+    // one already made is left out (edits are of distinct attribute values and the body's
+    // end tag, so none should).
     std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.at > b.at; });
     std::string result = source;
-    for (const auto& e : edits) result.replace(e.at, e.length, e.text);
+    std::size_t made_from = source.size();
+    for (const auto& e : edits) {
+        if (e.at + e.length > made_from) continue;
+        result.replace(e.at, e.length, e.text);
+        made_from = e.at;
+    }
     return result;
 }
 

@@ -40,6 +40,26 @@ TEST(TrackHtml, RewritesWebLinksOnlyAndKeepsTheRestByteForByte) {
     EXPECT_EQ(out.substr(pixel).find("</body>") != std::string::npos, true) << "before </body>";
 }
 
+// The HTML5 parser reopens a link that a new paragraph closed (`<a href><p>…<p>`): the
+// reopened <a> elements point at the same href in the source, which is rewritten once, and
+// everything else stays as written. Before, each copy rewrote the same bytes again, over
+// the edits before it: the HTML came out mangled. Found by tests/fuzz/track_html_fuzz.cpp.
+TEST(TrackHtml, AReopenedLinkIsRewrittenOnce) {
+    const std::string html =
+        "<body><a href=\"https://a.example/\">one<p>two<p>three</a><p>four "
+        "<a href=\"ht://x\"><p>five<a href=\"https://b.example/\">six</a></body>";
+    std::vector<std::string> seen;
+    const auto out = track_html(html, both(seen));
+    EXPECT_EQ(seen, (std::vector<std::string>{"https://a.example/", "https://b.example/"}));
+    std::string expected = html;
+    expected.replace(expected.find("\"https://b.example/\""), 20, "\"https://t.example/c/2\"");
+    expected.replace(expected.find("\"https://a.example/\""), 20, "\"https://t.example/c/1\"");
+    expected.insert(expected.find("</body>"),
+                    "<img src=\"https://t.example/o/TOKEN\" width=\"1\" height=\"1\" alt=\"\" "
+                    "style=\"display:none\">");
+    EXPECT_EQ(out, expected);
+}
+
 TEST(TrackHtml, PixelAtTheEndWithoutBodyAndNothingWhenOff) {
     const std::string frag = "<p>just a fragment <a href=\"https://x.example\">x</a></p>";
     Tracking t;
