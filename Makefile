@@ -2,6 +2,7 @@
 #   make run    install what is missing, build, start the service (SQLite, ./data)
 #   make test   install what is missing, build, run every unit and integration test
 # Options: BUILD_TYPE=Debug, SANITIZE=address,undefined (builds into build-san/).
+# Also: make bench (bench/RESULTS.md), make fuzz (libFuzzer, clang; scripts/fuzz.sh).
 
 BUILD_TYPE ?= Release
 SANITIZE ?=
@@ -9,7 +10,7 @@ BUILD_DIR := $(if $(SANITIZE),build-san,build)
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(if $(SANITIZE),-DPH_SANITIZE=$(SANITIZE))
 JOBS ?= 2
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test bench fuzz clean
 
 all: build
 
@@ -30,5 +31,8 @@ bench: build
 	@scripts/install-deps.sh --bench
 	@bench/run.sh
 
+fuzz:
+	@scripts/fuzz.sh
+
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz

@@ -8,5 +8,14 @@ if(PH_SANITIZE)
   endforeach()
   # GCC's -Wmaybe-uninitialized sees the sanitizers' instrumentation and raises false
   # positives in inlined library code (Beast's parser in core/beast_impl.cpp, as boost::none).
-  add_compile_options(-Wno-maybe-uninitialized)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    add_compile_options(-Wno-maybe-uninitialized)
+  endif()
+endif()
+
+# make fuzz  ->  clang, -DPH_FUZZ=ON (tests/fuzz/CMakeLists.txt): libFuzzer's coverage
+# instrumentation everywhere; the fuzz targets link libFuzzer itself.
+option(PH_FUZZ "Build tests/fuzz for libFuzzer (clang only)" OFF)
+if(PH_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link)
 endif()

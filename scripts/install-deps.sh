@@ -3,6 +3,7 @@
 # Quiet when everything is present; uses sudo when not root. Debian 12 (bookworm).
 #   scripts/install-deps.sh           build + run + test packages
 #   scripts/install-deps.sh --bench   also the benchmark peers (wrk, nginx, postfix)
+#   scripts/install-deps.sh --fuzz    also clang and libFuzzer (make fuzz)
 set -euo pipefail
 
 packages=(
@@ -21,6 +22,9 @@ command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(wrk nginx-light postfix)
+fi
+if [[ "${1:-}" == "--fuzz" ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
 fi
 
 missing=()

@@ -1,11 +1,7 @@
 // libFuzzer target for the DNS message reader (src/dns/detail/wire.cpp), which parses
 // answers from the network: it must never read out of bounds, loop, or crash.
 //
-// Not built by CMake (the default compiler is GCC). With clang:
-//   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
-//       tests/fuzz/dns_wire_fuzz.cpp src/dns/detail/wire.cpp src/dns/detail/names.cpp \
-//       src/dns/errors.cpp -o /tmp/dns_wire_fuzz
-//   /tmp/dns_wire_fuzz -max_len=4096 -max_total_time=60
+// Built and run as the other targets of this folder (CMakeLists.txt there).
 #include <cstddef>
 #include <cstdint>
 #include <span>
