@@ -2,8 +2,19 @@
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+#include <boost/url/parse.hpp>
 
 namespace posthorn::http {
+
+bool Request::set_target(std::string raw_target) {
+    auto url = boost::urls::parse_origin_form(raw_target);
+    if (!url) return false;
+    path = url->path();
+    query.clear();
+    for (auto p : url->params()) query.emplace_back(p.key, p.has_value ? p.value : "");
+    target = std::move(raw_target);
+    return true;
+}
 
 std::optional<std::string_view> Request::header(std::string_view lower_name) const {
     for (const auto& [k, v] : headers)

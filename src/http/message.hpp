@@ -25,6 +25,10 @@ struct Request {
     std::string body;
     std::string remote_ip;
 
+    // Sets target, path and query from an origin-form request target ("/v1/logs?limit=1");
+    // false when it is not one (the request is then left as it was).
+    bool set_target(std::string raw_target);
+
     std::optional<std::string_view> header(std::string_view lower_name) const;
     // The first value of a query parameter.
     std::optional<std::string_view> param(std::string_view name) const;

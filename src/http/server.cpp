@@ -12,7 +12,6 @@
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <boost/url/parse.hpp>
 
 #include "core/accept.hpp"
 #include "core/listen.hpp"
@@ -44,11 +43,7 @@ bool is_parse_error(const error_code& ec) {
 std::optional<Request> convert(bhttp::request<bhttp::string_body>&& in, const std::string& ip) {
     Request out;
     out.method = std::string(in.method_string());
-    out.target = std::string(in.target());
-    auto url = boost::urls::parse_origin_form(out.target);
-    if (!url) return std::nullopt;
-    out.path = url->path();
-    for (auto p : url->params()) out.query.emplace_back(p.key, p.has_value ? p.value : "");
+    if (!out.set_target(std::string(in.target()))) return std::nullopt;
     for (const auto& f : in) {
         std::string name(f.name_string());
         for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
