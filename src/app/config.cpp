@@ -141,6 +141,10 @@ const Spec kSpecs[] = {
              fail(k, "'" + str(v) + "' is not an http(s) URL");
          c.server.public_url = str(v);
      }},
+    {"server", "network_threads", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.server.network_threads = int_in(k, v, 0, 256);
+     }},
     {"http", "listen", Kind::string,
      [](Config& c, const std::string& k, const Value& v) { c.http.listen = listen_address(k, v); }},
     {"smtp", "submission_listen", Kind::string,

@@ -28,6 +28,7 @@ struct Config {
     struct {
         std::string data_dir = "./data";
         std::string public_url = "http://localhost:8080";
+        int network_threads = 0;  // 0: one fewer than the cores, at least one
     } server;
     struct {
         HostPort listen{"127.0.0.1", 8080};

@@ -117,12 +117,16 @@ asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server
 
 int serve(const Config& config) {
     const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    // The network threads take every core but one, which is the store writer's: it is the
-    // stage every write passes through, one at a time (docs/architecture.md#threads). On two
-    // cores, one network thread instead of two: 8-10% more sends per second at full load,
-    // and at half load 9% less CPU per send and a p99 of 4.5-4.8 against 5.0-6.6 ms
+    // Unless server.network_threads says otherwise, the network threads take every core but
+    // one, which is the store writer's: it is the stage every write passes through, one at a
+    // time (docs/architecture.md#threads). On two cores, one network thread instead of two:
+    // 8-10% more sends per second at full load, and at half load 9% less CPU per send and a
+    // p99 of 4.5-4.8 against 5.0-6.6 ms; reads (GET /v1/logs) 18% fewer per second
     // (bench/RESULTS.md).
-    const std::size_t io_threads = cores > 1 ? cores - 1 : 1;
+    const std::size_t io_threads = config.server.network_threads > 0
+                                       ? static_cast<std::size_t>(config.server.network_threads)
+                                   : cores > 1 ? cores - 1
+                                               : 1;
     auto store = open_store(config, cores);
     if (!store) return 1;
 

@@ -1,4 +1,5 @@
 """Configuration: TOML file, POSTHORN_* overrides, and exit code 2 naming the bad key."""
+import os
 import subprocess
 
 from support.posthorn import BIN, free_port
@@ -46,6 +47,7 @@ BAD_FILES = [
     ('[webhooks]\nallow_private_targets = "yes"\n', "webhooks.allow_private_targets"),
     ('[dns]\nservers = ["127.0.0.1:notaport"]\n', "dns.servers"),
     ('[server]\npublic_url = "ftp://x"\n', "server.public_url"),
+    ('[server]\nnetwork_threads = -1\n', "server.network_threads"),
     ('[database]\nurl = "mysql://db"\n', "database.url"),
     ("this is = = not toml\n", "line 1"),
 ]
@@ -67,7 +69,8 @@ def test_bad_env_overrides_exit_2_naming_the_variable(posthorn_factory):
                        ("POSTHORN_LIMITS_SEND_RATE_PER_MINUTE", "fast"),
                        ("POSTHORN_SMTP_ALLOW_AUTH_WITHOUT_TLS", "perhaps"),
                        ("POSTHORN_DNS_SERVERS", "127.0.0.1:5353,dns.example"),
-                       ("POSTHORN_RETENTION_LOGS_DAYS", "0")]:
+                       ("POSTHORN_RETENTION_LOGS_DAYS", "0"),
+                       ("POSTHORN_SERVER_NETWORK_THREADS", "257")]:
         ph = posthorn_factory(env={var: value})
         r = run_serve(ph)
         assert r.returncode == 2, (var, r.stderr)
@@ -100,3 +103,16 @@ def test_listen_address_in_use_fails_cleanly(posthorn_factory):
     r = run_serve(second)
     assert r.returncode == 1
     assert "cannot listen" in r.stderr
+
+
+def test_network_threads_default_to_one_fewer_than_the_cores(posthorn_factory):
+    cores = os.cpu_count()
+    ph = posthorn_factory()
+    ph.start()
+    want = max(1, cores - 1)
+    assert f"({want} network thread{'' if want == 1 else 's'})" in ph.output(), ph.output()
+    assert ph.stop() == 0
+    three = posthorn_factory(env={"POSTHORN_SERVER_NETWORK_THREADS": "3"}, name="three")
+    three.start()
+    assert three.get("/healthz").status == 200
+    assert "(3 network threads)" in three.output(), three.output()
