@@ -102,6 +102,12 @@ class Session {
     // More bytes appended to `into` (the command buffer, or a message being received);
     // false when the peer is gone or idle too long.
     asio::awaitable<bool> fill(std::string& into) {
+        // Once the peer is gone, it stays gone: Asio does not complete a second read after
+        // the end of the stream (the socket's state will not change again, so its reactor
+        // waits for an edge that never comes), and a session that read on after a client
+        // left in the middle of DATA held its connection until the idle timeout.
+        if (gone_) co_return false;
+        gone_ = true;  // until this read succeeds
         if (!co_await flush()) co_return false;
         if (stopping_) co_return co_await shutting_down();
         // One read buffer for the session's life (a TLS record is at most 16 KB; a plain
@@ -125,6 +131,7 @@ class Session {
         if (ec == asio::error::operation_aborted && stopping_) co_return co_await shutting_down();
         if (ec) co_return false;
         into.append(chunk_.data(), n);
+        gone_ = false;
         co_return true;
     }
 
@@ -154,6 +161,13 @@ class Session {
                     continue;
                 }
                 line.pop_back();
+                // A CR within the line ends no line either; answered as a bare LF is (and
+                // never echoed: EHLO's reply repeats its argument).
+                if (line.find('\r') != std::string::npos) {
+                    queue(reply(500, "5.5.2 Lines must end in CRLF"));
+                    if (!bad()) co_return std::nullopt;
+                    continue;
+                }
                 co_return line;
             }
             if (in_.size() > kMaxLine) {  // no CRLF within the limit: skip to the next one
@@ -181,7 +195,11 @@ class Session {
     bool auth_allowed() const { return opt_.offer_auth && (tls_ || !opt_.auth_requires_tls); }
 
     void ehlo_reply(std::string_view arg) {
-        Reply r{250, {opt_.hostname + " greets " + std::string(arg)}};
+        // The client's name as it gave it, but no control character goes back in a reply.
+        std::string name(arg);
+        for (auto& c : name)
+            if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') c = '?';
+        Reply r{250, {opt_.hostname + " greets " + name}};
         r.lines.push_back("PIPELINING");
         r.lines.push_back("SIZE " + std::to_string(opt_.max_message_bytes));
         r.lines.push_back("8BITMIME");
@@ -481,6 +499,7 @@ class Session {
     bool tls_ = false, hello_ = false, authed_ = false, in_tx_ = false, skipping_ = false;
     const std::atomic<bool>& stopping_;
     int bad_ = 0;
+    bool gone_ = false;  // the last read failed (end of stream, error, idle): no more reads
     std::string helo_, mail_from_;
     std::vector<std::string> rcpts_;
 };

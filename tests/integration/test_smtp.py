@@ -233,6 +233,38 @@ def raw_session(port, chunks, timeout=5.0, chunk_wait=None) -> bytes:
         return out
 
 
+# A client that leaves in the middle of DATA (it closes its side after part of the message,
+# or right after DATA) ends its session: the server closes the connection at once instead of
+# holding it until the idle timeout (300 s), and nothing is stored. Before, the session read
+# again after the end of the stream, and Asio never completes that read (found by
+# tests/fuzz/smtp_session_fuzz.cpp; with the bug, recv() below times out).
+def test_a_client_that_leaves_during_data_ends_its_session(world):
+    ph, key, _ = world
+    before = len(ph.get("/v1/emails/inbound", key=key).json()["data"])
+    for body in (b"", b"Subject: half\r\n\r\nhalf a message\r\n", b"no line end"):
+        with socket.create_connection(("127.0.0.1", ph.inbound_port), timeout=30) as s:
+            s.sendall(b"EHLO sender.example.org\r\nMAIL FROM:<a@sender.example.org>\r\n"
+                      b"RCPT TO:<support@mail.example.com>\r\nDATA\r\n" + body)
+            s.shutdown(socket.SHUT_WR)
+            out = b""
+            while chunk := s.recv(65536):
+                out += chunk
+        assert b"\r\n354 " in out, out
+        assert out.endswith(b"354 End data with <CR><LF>.<CR><LF>\r\n"), out
+    assert len(ph.get("/v1/emails/inbound", key=key).json()["data"]) == before
+
+
+# A CR inside a command line ends no line: it is answered as a bare LF is, and never echoed
+# back (EHLO's reply repeats its argument: "greets x\r" made a reply line with a bare CR;
+# found by tests/fuzz/smtp_session_fuzz.cpp). Other controls in an EHLO name come back as ?.
+def test_a_cr_inside_a_command_is_refused_and_never_echoed(world):
+    ph, _, _ = world
+    out = raw_session(ph.inbound_port, [b"EHLO a\rb\r\n", b"EHLO a\x01b\r\n", b"QUIT\r\n"])
+    assert b"500 5.5.2 Lines must end in CRLF\r\n" in out, out
+    assert b"greets a?b\r\n" in out, out
+    assert b"\r" not in out.replace(b"\r\n", b""), out
+
+
 def test_hostile_input_gets_the_right_codes(world):
     ph, key, _ = world
     port = ph.inbound_port
