@@ -34,8 +34,11 @@ GMimeContentEncoding best_encoding(std::string_view text) {
         if (eol == std::string_view::npos) eol = text.size();
         if (eol - pos > 998 || text.substr(pos, 5) == "From ")
             return GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
-        const auto cr = text.find('\r', pos);
-        if (cr < eol && (cr + 1 != eol || eol == text.size()))
+        // Within the line only: a search to the end of the text from every line would
+        // read a long text once per line.
+        const auto line = text.substr(pos, eol - pos);
+        const auto cr = line.find('\r');
+        if (cr != std::string_view::npos && (cr + 1 != line.size() || eol == text.size()))
             return GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
         pos = eol + 1;
     }

@@ -90,17 +90,11 @@ std::string track_html(std::string_view html, const Tracking& t) {
                                 "\" width=\"1\" height=\"1\" alt=\"\" style=\"display:none\">";
         edits.push_back({body_end.value_or(source.size()), 0, img});
     }
-    // Apply from the back, so that earlier offsets stay right; an edit that would reach into
-    // one already made is left out (edits are of distinct attribute values and the body's
-    // end tag, so none should).
+    // Apply from the back, so that earlier offsets stay right (the edits are of distinct
+    // attribute values and the body's end tag: none overlaps another).
     std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.at > b.at; });
     std::string result = source;
-    std::size_t made_from = source.size();
-    for (const auto& e : edits) {
-        if (e.at + e.length > made_from) continue;
-        result.replace(e.at, e.length, e.text);
-        made_from = e.at;
-    }
+    for (const auto& e : edits) result.replace(e.at, e.length, e.text);
     return result;
 }
 

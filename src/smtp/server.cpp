@@ -155,19 +155,14 @@ class Session {
                     if (!bad()) co_return std::nullopt;
                     continue;
                 }
-                if (line.empty() || line.back() != '\r') {
+                // A line must end in CRLF, and a CR within it ends no line either (and is
+                // never echoed: EHLO's reply repeats its argument).
+                if (line.empty() || line.find('\r') != line.size() - 1) {
                     queue(reply(500, "5.5.2 Lines must end in CRLF"));
                     if (!bad()) co_return std::nullopt;
                     continue;
                 }
                 line.pop_back();
-                // A CR within the line ends no line either; answered as a bare LF is (and
-                // never echoed: EHLO's reply repeats its argument).
-                if (line.find('\r') != std::string::npos) {
-                    queue(reply(500, "5.5.2 Lines must end in CRLF"));
-                    if (!bad()) co_return std::nullopt;
-                    continue;
-                }
                 co_return line;
             }
             if (in_.size() > kMaxLine) {  // no CRLF within the limit: skip to the next one
