@@ -29,7 +29,8 @@ bool is_base32(std::string_view s) noexcept;
 // True when `id` is `prefix` followed by 26 Crockford base32 characters.
 bool is_id(std::string_view id, std::string_view prefix) noexcept;
 
-// Random bytes from the kernel (getrandom). Aborts if the kernel cannot provide them.
+// Random bytes from the kernel (getrandom; up to 64 at a time through a buffer of the
+// calling thread's, filled 256 at a time). Aborts if the kernel cannot provide them.
 void random_bytes(void* out, std::size_t n);
 
 }  // namespace posthorn

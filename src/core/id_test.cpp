@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 
 namespace posthorn {
 namespace {
@@ -45,6 +46,22 @@ TEST(Id, FirstIdAtBoundsTheIdsOfItsMillisecond) {
 TEST(Id, DoesNotRepeat) {
     std::set<std::string> seen;
     for (int i = 0; i < 10000; ++i) EXPECT_TRUE(seen.insert(new_id("key_", 42)).second);
+}
+
+// Small draws come from a buffer per thread: across its refills, of every size, no draw
+// repeats or comes back wiped (all zero), and large draws are whole.
+TEST(RandomBytes, SmallDrawsNeverRepeatAcrossRefills) {
+    std::set<std::string> seen;
+    for (int i = 0; i < 2000; ++i) {
+        const std::size_t n = 8 + i % 57;  // 8..64 bytes: refills fall mid-draw
+        std::string s(n, '\0');
+        random_bytes(s.data(), n);
+        EXPECT_NE(s, std::string(n, '\0'));
+        EXPECT_TRUE(seen.insert(s).second) << "draw " << i << " repeated";
+    }
+    std::string big(4096, '\0');
+    random_bytes(big.data(), big.size());
+    EXPECT_EQ(big.find(std::string(16, '\0')), std::string::npos);
 }
 
 }  // namespace
