@@ -83,13 +83,11 @@ void Checkpointer::loop() {
 // pass, a sync costs no send anything.
 void Checkpointer::sync_database() {
     sqlite3_file* file = nullptr;
-    if (sqlite3_file_control(db_.handle(), "main", SQLITE_FCNTL_FILE_POINTER, &file) !=
-            SQLITE_OK ||
+    if (sqlite3_file_control(db_.handle(), "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK ||
         file == nullptr || file->pMethods == nullptr)
         return;
     if (const int rc = file->pMethods->xSync(file, SQLITE_SYNC_NORMAL); rc != SQLITE_OK)
-        log::warn("store: syncing the database file after a checkpoint: {}",
-                  sqlite3_errstr(rc));
+        log::warn("store: syncing the database file after a checkpoint: {}", sqlite3_errstr(rc));
 }
 
 void Checkpointer::between_batches(sqlite3* writer, bool idle) {

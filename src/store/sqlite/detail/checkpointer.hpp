@@ -59,7 +59,7 @@ class Checkpointer {
     int copied_ = 0;        // of those, copied by the last checkpoint (under mutex_)
     bool restart_ = false;  // a pass over a long WAL ended: the writer may finish (mutex_)
     int added() const { return frames_ >= copied_ ? frames_ - copied_ : frames_; }  // restarted
-    int synced_ = 0;        // the frames copied when the thread last synced the database
+    int synced_ = 0;  // the frames copied when the thread last synced the database
     bool stop_ = false;
     std::thread thread_;
 };
