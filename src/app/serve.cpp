@@ -3,6 +3,8 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -113,9 +115,24 @@ asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server
     main.stop();
 }
 
+// Each connection is a descriptor, and the SMTP listeners alone may hold 1000 sessions
+// each (smtp::ServerOptions): the soft limit on open files (1024 under many service
+// managers) goes up to the hard one, as nginx's worker_rlimit_nofile or Go's runtime do.
+void raise_open_files_limit() {
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max ||
+        lim.rlim_cur >= rlim_t{1} << 20)
+        return;
+    const auto was = lim.rlim_cur;
+    lim.rlim_cur = lim.rlim_max == RLIM_INFINITY ? rlim_t{1} << 20 : lim.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &lim) != 0)
+        log::warn("open files: cannot raise the limit of {} to {}", was, lim.rlim_cur);
+}
+
 }  // namespace
 
 int serve(const Config& config) {
+    raise_open_files_limit();
     const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
     // Unless server.network_threads says otherwise, the network threads take every core but
     // one, which is the store writer's: it is the stage every write passes through, one at a

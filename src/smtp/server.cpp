@@ -5,6 +5,8 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "core/accept.hpp"
@@ -56,6 +58,45 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     std::shared_ptr<boost::asio::ssl::context> no_tls;
     std::atomic<bool> stopping{false};
     core::Connections<Conn> conns;
+
+    // The sessions running, in all and per client address (under clients_mutex).
+    std::mutex clients_mutex;
+    std::size_t sessions = 0;
+    std::unordered_map<std::string, std::size_t> clients;
+
+    // A session's place, taken at its start and given back at its end; empty when the
+    // listener or the client address has no room: then `refusal` says why.
+    class Place {
+      public:
+        Place(Impl& impl, std::string ip) : impl_(impl), ip_(std::move(ip)) {
+            std::lock_guard lock(impl_.clients_mutex);
+            auto& mine = impl_.clients[ip_];
+            if (impl_.sessions >= impl_.options.max_sessions)
+                refusal = "too many connections";
+            else if (mine >= impl_.options.max_sessions_per_client)
+                refusal = "too many connections from your address";
+            if (refusal) {
+                if (mine == 0) impl_.clients.erase(ip_);
+                return;
+            }
+            ++mine;
+            ++impl_.sessions;
+        }
+        ~Place() {
+            if (refusal) return;
+            std::lock_guard lock(impl_.clients_mutex);
+            --impl_.sessions;
+            if (auto it = impl_.clients.find(ip_); it != impl_.clients.end() && --it->second == 0)
+                impl_.clients.erase(it);
+        }
+        Place(const Place&) = delete;
+        Place& operator=(const Place&) = delete;
+        const char* refusal = nullptr;
+
+      private:
+        Impl& impl_;
+        std::string ip_;
+    };
 };
 
 namespace {
@@ -505,9 +546,21 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
     error_code ec;
     const auto peer = conn->stream.next_layer().socket().remote_endpoint(ec);
     const std::string ip = ec ? std::string() : peer.address().to_string();
-    auto handler = factory(ip);
-    Session s(*conn, options, *handler, ip, stopping);
-    co_await s.run();
+    Place place(*this, ip);
+    if (place.refusal) {
+        // RFC 5321 §3.1: a server may answer 421 instead of its greeting, and close.
+        const auto line =
+            reply(421, "4.7.0 " + options.hostname + " " + place.refusal + ", try again later")
+                .verbatim() +
+            "\r\n";
+        conn->stream.next_layer().expires_after(std::chrono::seconds(30));
+        co_await asio::async_write(conn->stream.next_layer(), asio::buffer(line),
+                                   use_nothrow_awaitable);
+    } else {
+        auto handler = factory(ip);
+        Session s(*conn, options, *handler, ip, stopping);
+        co_await s.run();
+    }
     conn->stream.next_layer().socket().shutdown(tcp::socket::shutdown_both, ec);
     conn->stream.next_layer().close();
 }

@@ -30,6 +30,11 @@ struct ServerOptions {
     std::shared_ptr<boost::asio::ssl::context> tls;  // null: no STARTTLS
     std::chrono::seconds idle_timeout{300};          // RFC 5321 §4.5.3.2.7: 5 minutes
     int max_bad_commands = 10;
+    // Sessions at once: on the listener, and from one client address (Postfix's
+    // smtpd_client_connection_count_limit). A connection beyond either is answered
+    // 421 4.7.0 and closed, so that idle connections cannot take every socket and memory.
+    std::size_t max_sessions = 1000;
+    std::size_t max_sessions_per_client = 50;
 };
 
 class Server {

@@ -1,5 +1,7 @@
 """Start, graceful shutdown and durability: SIGTERM/SIGINT stop accepting, finish what is
 in flight, flush the store, exit 0; the CLI works on the data dir while the server runs."""
+import pathlib
+import resource
 import signal
 import socket
 import time
@@ -69,3 +71,19 @@ def test_restart_keeps_accounts_keys_and_logs(server):
     assert r.status == 200
     urls = {e["url"] for e in r.json()["data"]}
     assert {f"/v1/logs?n={i}" for i in range(10)} <= urls, "every acknowledged request survived"
+
+
+def test_serve_raises_its_open_files_limit_to_the_hard_limit(posthorn_factory):
+    # Every connection is a descriptor (the SMTP listeners alone take 1000 sessions each);
+    # started under a soft limit of 256, the server runs with the hard one.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard <= 256:
+        pytest.skip(f"the hard limit here is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+    try:
+        ph = posthorn_factory().start()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    limits = pathlib.Path(f"/proc/{ph.proc.pid}/limits").read_text()
+    line = next(l for l in limits.splitlines() if l.startswith("Max open files"))
+    assert line.split()[3:5] == [str(hard), str(hard)], line

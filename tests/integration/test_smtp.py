@@ -2,6 +2,7 @@
 (never an open relay), GET /v1/emails/inbound, and hostile input on both ports."""
 import base64
 import re
+import resource
 import email.message
 import shutil
 import smtplib
@@ -545,3 +546,77 @@ def test_open_sessions_are_told_at_shutdown(world):
         except ConnectionResetError:
             pass
         assert said.startswith(b"421 4.3.2"), said
+
+
+def greeting(port, source, timeout=10):
+    """A connection from `source` (an address in 127/8) and what the server says first: its
+    greeting, or a refusal after which it closes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0))
+    said = b""
+    while not said.endswith(b"\r\n"):
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        said += chunk
+    return s, said
+
+
+def test_sessions_at_once_are_limited_per_client_and_per_listener(world):
+    ph, _, _ = world
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+    port = ph.inbound_port
+    held = []
+    try:
+        # 50 at once from one address; the 51st is told why and closed.
+        for _ in range(50):
+            s, said = greeting(port, "127.0.0.1")
+            assert said.startswith(b"220 "), said
+            held.append(s)
+        s, said = greeting(port, "127.0.0.1")
+        assert said == (b"421 4.7.0 posthorn.test too many connections from your address, "
+                        b"try again later\r\n"), said
+        assert s.recv(4096) == b""  # closed
+        s.close()
+        # Another address still gets in, and so does this one once a place is free.
+        s, said = greeting(port, "127.0.0.3")
+        assert said.startswith(b"220 "), said
+        held.append(s)
+        held.pop(0).close()
+        deadline = time.monotonic() + 10
+        while True:
+            s, said = greeting(port, "127.0.0.1")
+            if said.startswith(b"220 ") or time.monotonic() > deadline:
+                break
+            s.close()
+            time.sleep(0.05)
+        assert said.startswith(b"220 "), said
+        held.append(s)
+
+        # 1000 at once on the listener, whatever their addresses.
+        for i in range(1000 - len(held)):
+            s, said = greeting(port, f"127.0.{1 + i // 40}.{1 + i % 40}")
+            assert said.startswith(b"220 "), (i, said)
+            held.append(s)
+        s, said = greeting(port, "127.0.200.1")
+        assert said == b"421 4.7.0 posthorn.test too many connections, try again later\r\n", said
+        s.close()
+        # The other listener counts its own.
+        s, said = greeting(ph.submission_port, "127.0.200.1")
+        assert said.startswith(b"220 "), said
+        s.close()
+        # And the sessions still answer.
+        held[0].sendall(b"EHLO client.test\r\n")
+        assert b"250 " in held[0].recv(4096)
+    finally:
+        for s in held:
+            s.close()
+    # All the places come back.
+    deadline = time.monotonic() + 10
+    while True:
+        s, said = greeting(port, "127.0.200.1")
+        s.close()
+        if said.startswith(b"220 ") or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert said.startswith(b"220 "), said
