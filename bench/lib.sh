@@ -93,7 +93,9 @@ bounded() {
 free_port() {
   local p i
   for ((i = 0; i < 200; i++)); do
-    p=$((20000 + RANDOM % 40000))
+    # Below Linux's ephemeral range (32768-60999): a port there may be a client's end of a
+    # connection, or of one in TIME_WAIT, and nginx's bind() then failed now and then.
+    p=$((20000 + RANDOM % 12000))
     [[ $used_ports == *" $p "* ]] && continue
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       used_ports+="$p "
