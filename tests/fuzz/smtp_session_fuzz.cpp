@@ -111,9 +111,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     sockaddr_in source{};
     source.sin_family = AF_INET;
     source.sin_addr.s_addr = htonl(0x7f010001u + next_source++ % 0xfd0000u);  // 127.1.0.1…
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0)
+    const int no_port = 1;  // the port is chosen at connect(), for this address pair
+    if (fd < 0 ||
+        ::setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &no_port, sizeof no_port) != 0 ||
+        ::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0 ||
+        ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        std::perror("smtp_session: socket, bind or connect");
         __builtin_trap();
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) __builtin_trap();
+    }
     std::size_t sent = 0;
     while (sent < size) {
         const auto n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
