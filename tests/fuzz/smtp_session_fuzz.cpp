@@ -10,6 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -129,8 +132,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string out;
     char buf[4096];
     for (;;) {
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, 10'000) != 1) {  // the session did not end
+        // libFuzzer's -timeout is a SIGALRM every few seconds: a poll() it interrupts is
+        // waited again, to the same deadline (read as a timeout, it looked like a session
+        // that had stalled: the "stalls" of the earlier harness, under make fuzz only).
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        int ready = -1;
+        while (ready < 0) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            pollfd p{fd, POLLIN, 0};
+            ready = ::poll(&p, 1, static_cast<int>(std::max<long>(left.count(), 0)));
+            if (ready < 0 && errno != EINTR) __builtin_trap();
+        }
+        if (ready == 0) {  // the session did not end
             std::fprintf(stderr, "smtp_session: no end after 10 s; the server said:\n%s\n",
                          out.c_str());
             __builtin_trap();
