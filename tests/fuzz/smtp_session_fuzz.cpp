@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <random>
 #include <string>
 #include <string_view>
 
@@ -93,6 +92,22 @@ void check_replies(const std::string& out) {
     }
 }
 
+// libFuzzer's -timeout is a SIGALRM every few seconds, and the calls it interrupts fail
+// with EINTR: each is made again (a poll() to the same deadline). Taken for a timeout or a
+// closed connection, an interrupted call looked like a session that had stalled: the
+// "stalls" of the earlier harness, under make fuzz only.
+bool wait_for(int fd, short events) {  // false: not within 10 s
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd p{fd, events, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(std::max<long>(left.count(), 0)));
+        if (ready >= 0) return ready == 1;
+        if (errno != EINTR) __builtin_trap();
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -103,28 +118,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     addr.sin_family = AF_INET;
     addr.sin_port = htons(h.port);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    // Each connection from a source address of its own in 127/8. The client sends its FIN
-    // first (shutdown below), so its side of a connection that the server closed too ends
-    // in TIME_WAIT, whatever the reset at close; from one source address, two thousand
-    // sessions a second reuse ports still in TIME_WAIT (Linux allows it on loopback), and
-    // now and then such a connect() gave a connection that the server never saw (no
-    // greeting, nothing in /proc/net/tcp but the old TIME_WAIT): the run then waited 10 s
-    // and failed.
-    static std::uint32_t next_source = std::random_device{}();  // not the last run's
-    sockaddr_in source{};
-    source.sin_family = AF_INET;
-    source.sin_addr.s_addr = htonl(0x7f010001u + next_source++ % 0xfd0000u);  // 127.1.0.1…
-    const int no_port = 1;  // the port is chosen at connect(), for this address pair
-    if (fd < 0 ||
-        ::setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &no_port, sizeof no_port) != 0 ||
-        ::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0 ||
-        ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        std::perror("smtp_session: socket, bind or connect");
-        __builtin_trap();
+    if (fd < 0) __builtin_trap();
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        // Interrupted, the connection goes on being made: wait for it, then read its fate.
+        int error = errno;
+        if (error == EINTR) {
+            socklen_t len = sizeof error;
+            if (!wait_for(fd, POLLOUT) || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0)
+                error = ETIMEDOUT;
+        }
+        if (error != 0) {
+            std::fprintf(stderr, "smtp_session: connect: %s\n", std::strerror(error));
+            __builtin_trap();
+        }
     }
     std::size_t sent = 0;
     while (sent < size) {
         const auto n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;  // the server may have closed (421 after bad commands)
         sent += static_cast<std::size_t>(n);
     }
@@ -132,30 +143,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string out;
     char buf[4096];
     for (;;) {
-        // libFuzzer's -timeout is a SIGALRM every few seconds: a poll() it interrupts is
-        // waited again, to the same deadline (read as a timeout, it looked like a session
-        // that had stalled: the "stalls" of the earlier harness, under make fuzz only).
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        int ready = -1;
-        while (ready < 0) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                deadline - std::chrono::steady_clock::now());
-            pollfd p{fd, POLLIN, 0};
-            ready = ::poll(&p, 1, static_cast<int>(std::max<long>(left.count(), 0)));
-            if (ready < 0 && errno != EINTR) __builtin_trap();
-        }
-        if (ready == 0) {  // the session did not end
+        if (!wait_for(fd, POLLIN)) {  // the session did not end
             std::fprintf(stderr, "smtp_session: no end after 10 s; the server said:\n%s\n",
                          out.c_str());
             __builtin_trap();
         }
         const auto n = ::recv(fd, buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == ECONNRESET) break;
         if (n <= 0) break;
         out.append(buf, static_cast<std::size_t>(n));
     }
-    // Closed with a reset: a connection that the server has not closed yet leaves no
-    // TIME_WAIT behind.
+    // Closed with a reset, not left in TIME_WAIT when the server has not closed first.
     const linger abort{1, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
     ::close(fd);
