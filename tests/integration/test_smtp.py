@@ -564,6 +564,8 @@ def greeting(port, source, timeout=10):
 def test_sessions_at_once_are_limited_per_client_and_per_listener(world):
     ph, _, _ = world
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:  # this test and the server: 1,000 each
+        pytest.skip(f"the hard limit of open files here is {hard}")
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
     port = ph.inbound_port
     held = []
