@@ -1,11 +1,6 @@
 #include "store/sqlite/detail/checkpointer.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 
 #include "core/log.hpp"
 #include "core/thread_name.hpp"
@@ -14,8 +9,6 @@ namespace posthorn::store::sqlite::detail {
 
 Checkpointer::Checkpointer(Db db, sqlite3* writer, int restart, int threshold, int limit)
     : db_(std::move(db)), restart_at_(restart), threshold_(threshold), limit_(limit) {
-    if (const char* path = sqlite3_db_filename(db_.handle(), "main"); path && *path)
-        db_fd_ = ::open(path, O_RDONLY | O_CLOEXEC);
     sqlite3_wal_hook(writer, &Checkpointer::on_commit, this);
     thread_ = std::thread([this] {
         core::name_this_thread("ph-checkpoint");
@@ -30,7 +23,6 @@ Checkpointer::~Checkpointer() {
     }
     cv_.notify_one();
     thread_.join();
-    if (db_fd_ >= 0) ::close(db_fd_);
 }
 
 int Checkpointer::on_commit(void* self, sqlite3*, const char*, int frames) {
@@ -70,13 +62,9 @@ void Checkpointer::loop() {
         }
         if (rc != SQLITE_OK && rc != SQLITE_BUSY)
             log::warn("store: WAL checkpoint: {}", sqlite3_errmsg(db_.handle()));
-        if (rc == SQLITE_OK && done > 0 && done != written_) {
-            if (!write_out_database() && !warned_) {
-                log::warn("store: cannot start the writeback of the database file: {}",
-                          std::strerror(errno));
-                warned_ = true;
-            }
-            written_ = done;
+        if (rc == SQLITE_OK && done > 0 && done != synced_) {
+            sync_database();
+            synced_ = done;
         }
         behind = rc == SQLITE_OK && log >= threshold_ && done < log;
         lock.lock();
@@ -91,13 +79,15 @@ void Checkpointer::loop() {
 // (only then may the WAL start over); a pass that a busy writer outran leaves its pages to
 // the kernel. Those added up to megabytes over scattered pages, all written out by the one
 // fdatasync of the writer's own copy in between_batches(): 8 to 15 ms with every send
-// waiting (the p99 at half load on a database of a million emails). Here, after each pass,
-// their writeback starts (sync_file_range: no wait, no cache flush of the disk, which an
-// fsync would add to the writer's own), so that the writer's fdatasync finds them written.
-bool Checkpointer::write_out_database() {
-    if (db_fd_ < 0 || ::sync_file_range(db_fd_, 0, 0, SYNC_FILE_RANGE_WRITE) != 0) return false;
-    ++writeouts_;
-    return true;
+// waiting (the p99 at half load on a database of a million emails), where here, after each
+// pass, a sync costs no send anything.
+void Checkpointer::sync_database() {
+    sqlite3_file* file = nullptr;
+    if (sqlite3_file_control(db_.handle(), "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK ||
+        file == nullptr || file->pMethods == nullptr)
+        return;
+    if (const int rc = file->pMethods->xSync(file, SQLITE_SYNC_NORMAL); rc != SQLITE_OK)
+        log::warn("store: syncing the database file after a checkpoint: {}", sqlite3_errstr(rc));
 }
 
 void Checkpointer::between_batches(sqlite3* writer, bool idle) {

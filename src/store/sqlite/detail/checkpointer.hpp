@@ -22,11 +22,10 @@
 // and the WAL has reached 1.5 x `restart` frames.
 //
 // SQLite syncs the database file only at the end of a checkpoint that copied the whole WAL;
-// this thread starts the writeback of the pages after each pass that copied frames
-// (write_out_database()), so that the writer's copy has only its own pages to write out.
+// this thread syncs it after each pass that copied frames (sync_database()), so that the
+// writer's copy has only its own pages to write out.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -44,15 +43,13 @@ class Checkpointer {
     ~Checkpointer();  // stops the thread (call it after the writer has stopped)
     // Called by the writer, on its thread, between its batches (see above).
     void between_batches(sqlite3* writer, bool idle);
-    // The writebacks started after passes (tests).
-    int database_writeouts() const { return writeouts_; }
     Checkpointer(const Checkpointer&) = delete;
     Checkpointer& operator=(const Checkpointer&) = delete;
 
   private:
     static int on_commit(void* self, sqlite3*, const char*, int frames);
     void loop();
-    bool write_out_database();  // starts the writeback of the pages a pass copied
+    void sync_database();  // the pages a pass copied, written out off the writer's thread
 
     Db db_;
     const int restart_at_, threshold_, limit_;
@@ -62,10 +59,7 @@ class Checkpointer {
     int copied_ = 0;        // of those, copied by the last checkpoint (under mutex_)
     bool restart_ = false;  // a pass over a long WAL ended: the writer may finish (mutex_)
     int added() const { return frames_ >= copied_ ? frames_ - copied_ : frames_; }  // restarted
-    int written_ = 0;  // the frames copied when the thread last wrote the database out
-    bool warned_ = false;
-    int db_fd_ = -1;  // the database file, for write_out_database()
-    std::atomic<int> writeouts_{0};
+    int synced_ = 0;  // the frames copied when the thread last synced the database
     bool stop_ = false;
     std::thread thread_;
 };
