@@ -30,6 +30,8 @@ constexpr std::size_t kMaxLine = 1000;  // RFC 5321 §4.5.3.1.6, CRLF included
 
 Reply reply(int code, std::string text) { return Reply{code, {std::move(text)}}; }
 
+std::string on_the_wire(const Reply& r) { return r.verbatim() + "\r\n"; }
+
 struct Conn {
     Conn(tcp::socket s, boost::asio::ssl::context& ctx)
         : stream(beast::tcp_stream(std::move(s)), ctx) {}
@@ -122,7 +124,7 @@ class Session {
   private:
     beast::tcp_stream& tcp() { return conn_.stream.next_layer(); }
 
-    void queue(const Reply& r) { out_ += r.verbatim() + "\r\n"; }
+    void queue(const Reply& r) { out_ += on_the_wire(r); }
 
     asio::awaitable<bool> flush() {
         if (out_.empty()) co_return true;
@@ -549,10 +551,8 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
     Place place(*this, ip);
     if (place.refusal) {
         // RFC 5321 §3.1: a server may answer 421 instead of its greeting, and close.
-        const auto line =
-            reply(421, "4.7.0 " + options.hostname + " " + place.refusal + ", try again later")
-                .verbatim() +
-            "\r\n";
+        const auto line = on_the_wire(
+            reply(421, "4.7.0 " + options.hostname + " " + place.refusal + ", try again later"));
         conn->stream.next_layer().expires_after(std::chrono::seconds(30));
         co_await asio::async_write(conn->stream.next_layer(), asio::buffer(line),
                                    use_nothrow_awaitable);

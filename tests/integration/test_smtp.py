@@ -15,7 +15,7 @@ import pytest
 
 from support.dnsmasq import Dnsmasq
 from support.domains import dns_env, verified_domain
-from support.posthorn import free_port
+from support.posthorn import free_port, wait_for
 from support.smtp_sink import SmtpSink
 
 SENDER = "mail.example.com"
@@ -561,6 +561,18 @@ def greeting(port, source, timeout=10):
     return s, said
 
 
+def greeted_once_free(port, source):
+    """greeting(), again until the server has freed a place (it frees one when it reads the
+    end of a closed session)."""
+    def attempt():
+        s, said = greeting(port, source)
+        if said.startswith(b"220 "):
+            return s, said
+        s.close()
+        return None
+    return wait_for(attempt, what=f"a place for {source}")
+
+
 def test_sessions_at_once_are_limited_per_client_and_per_listener(world):
     ph, _, _ = world
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -585,13 +597,7 @@ def test_sessions_at_once_are_limited_per_client_and_per_listener(world):
         assert said.startswith(b"220 "), said
         held.append(s)
         held.pop(0).close()
-        deadline = time.monotonic() + 10
-        while True:
-            s, said = greeting(port, "127.0.0.1")
-            if said.startswith(b"220 ") or time.monotonic() > deadline:
-                break
-            s.close()
-            time.sleep(0.05)
+        s, said = greeted_once_free(port, "127.0.0.1")
         assert said.startswith(b"220 "), said
         held.append(s)
 
@@ -614,11 +620,6 @@ def test_sessions_at_once_are_limited_per_client_and_per_listener(world):
         for s in held:
             s.close()
     # All the places come back.
-    deadline = time.monotonic() + 10
-    while True:
-        s, said = greeting(port, "127.0.200.1")
-        s.close()
-        if said.startswith(b"220 ") or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+    s, said = greeted_once_free(port, "127.0.200.1")
+    s.close()
     assert said.startswith(b"220 "), said
