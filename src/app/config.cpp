@@ -147,6 +147,10 @@ const Spec kSpecs[] = {
      }},
     {"http", "listen", Kind::string,
      [](Config& c, const std::string& k, const Value& v) { c.http.listen = listen_address(k, v); }},
+    {"http", "max_connections", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.http.max_connections = int_in(k, v, 1, 1000000);
+     }},
     {"smtp", "submission_listen", Kind::string,
      [](Config& c, const std::string& k, const Value& v) {
          c.smtp.submission_listen = listen_address(k, v);

@@ -32,6 +32,7 @@ struct Config {
     } server;
     struct {
         HostPort listen{"127.0.0.1", 8080};
+        int max_connections = 10000;  // open at once; at the cap the longest idle one goes
     } http;
     struct {
         HostPort submission_listen{"127.0.0.1", 587};

@@ -217,10 +217,11 @@ int serve(const Config& config) {
 
     error_code ec;
     const auto address = asio::ip::make_address(config.http.listen.host, ec);
-    http::Server server(
-        pool,
-        {.listen = {address, config.http.listen.port}, .body_limit = config.http_body_limit()},
-        [&v1](http::Request req) { return v1.handle(std::move(req)); });
+    http::Server server(pool,
+                        {.listen = {address, config.http.listen.port},
+                         .body_limit = config.http_body_limit(),
+                         .max_connections = static_cast<std::size_t>(config.http.max_connections)},
+                        [&v1](http::Request req) { return v1.handle(std::move(req)); });
     // SMTP: one server implementation, two doors with their own policies.
     std::shared_ptr<boost::asio::ssl::context> smtp_tls;
     try {

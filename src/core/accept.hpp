@@ -49,18 +49,27 @@ class Connections {
     std::unordered_set<std::shared_ptr<Conn>> set_;
 };
 
+// The default of accept_connections()'s `room`: there is always room for one more.
+struct AlwaysRoom {
+    asio::awaitable<void> operator()() const { co_return; }
+};
+
 // Accepts until `stopping` is set or the acceptor is closed. Each socket goes to the next
 // context of `pool` (round-robin), where `make(socket)` builds its connection and
 // `serve(conn)` — a coroutine — runs it; the connection is in `conns` while it runs. An
 // exception out of a session is logged with `what`. `owner` (the server's state, which
-// holds the acceptor and `conns`) is kept alive meanwhile.
-template <class Conn, class Make, class Serve>
+// holds the acceptor and `conns`) is kept alive meanwhile. Before each accept, `room()` —
+// a coroutine — returns once the server may take one more connection (until then the
+// newcomers wait in the kernel's listen queue).
+template <class Conn, class Make, class Serve, class Room = AlwaysRoom>
 asio::awaitable<void> accept_connections(std::shared_ptr<void> owner,
                                          asio::ip::tcp::acceptor& acceptor, IoPool& pool,
                                          const std::atomic<bool>& stopping,
                                          Connections<Conn>& conns, const char* what, Make make,
-                                         Serve serve) {
+                                         Serve serve, Room room = {}) {
     while (!stopping) {
+        co_await room();
+        if (stopping) break;
         auto& ctx = pool.next();
         auto [ec, socket] = co_await acceptor.async_accept(ctx, use_nothrow_awaitable);
         if (ec) {

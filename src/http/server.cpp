@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -28,10 +29,20 @@ namespace {
 constexpr std::size_t kHeaderLimit = 16 * 1024;
 constexpr std::chrono::seconds kLingerTime{2};
 
+std::int64_t steady_now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 struct Conn {
     explicit Conn(tcp::socket s) : stream(std::move(s)) {}
     beast::tcp_stream stream;
-    bool busy = false;  // touched only on the connection's own context
+    // Written on the connection's own context; read also on the acceptor's, which picks
+    // the connection to close when the listener is full.
+    std::atomic<bool> busy{false};                          // a request is read or answered
+    std::atomic<std::int64_t> idle_since{steady_now_ns()};  // when it last began to wait
+    std::atomic<bool> closing{false};                       // picked to make room
 };
 
 bool is_parse_error(const error_code& ec) {
@@ -67,6 +78,8 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
         : pool(p), options(std::move(o)), handler(std::move(h)), acceptor(p.context(0)) {}
 
     asio::awaitable<void> accept_loop();
+    asio::awaitable<void> room();
+    bool make_room();
     asio::awaitable<void> session(std::shared_ptr<Conn> conn);
     asio::awaitable<void> send(Conn& conn, Response res, unsigned version, bool keep_alive,
                                bool head = false);
@@ -78,13 +91,69 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     tcp::acceptor acceptor;
     std::atomic<bool> stopping{false};
     core::Connections<Conn> conns;
+    std::chrono::steady_clock::time_point last_full_warning;  // the acceptor's context only
 };
 
 asio::awaitable<void> Server::Impl::accept_loop() {
     return core::accept_connections(
         shared_from_this(), acceptor, pool, stopping, conns, "http",
         [](tcp::socket socket) { return std::make_shared<Conn>(std::move(socket)); },
-        [this](std::shared_ptr<Conn> conn) { return session(std::move(conn)); });
+        [this](std::shared_ptr<Conn> conn) { return session(std::move(conn)); },
+        [this] { return room(); });
+}
+
+// Returns once there is room for one more connection. While the listener is full and a
+// newcomer waits in the kernel's listen queue, the connection that has waited longest for
+// its next request is closed (an idle keep-alive connection, or one that has not finished
+// sending its request's head: slowloris's), one at a time; when every connection is in the
+// middle of a request, nothing is closed and the newcomer waits for one to end.
+asio::awaitable<void> Server::Impl::room() {
+    using namespace std::chrono_literals;
+    if (conns.size() < options.max_connections) co_return;
+    auto [ec] = co_await acceptor.async_wait(tcp::acceptor::wait_read, use_nothrow_awaitable);
+    if (ec) co_return;  // closed: the accept that follows says so
+    while (!stopping && conns.size() >= options.max_connections) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_full_warning >= 60s) {
+            last_full_warning = now;
+            log::warn(
+                "http: {} connections open, the limit (http.max_connections): closing "
+                "the longest idle ones to make room",
+                conns.size());
+        }
+        const bool freeing = make_room();
+        asio::steady_timer wait(acceptor.get_executor(), freeing ? 1ms : 10ms);
+        co_await wait.async_wait(use_nothrow_awaitable);
+    }
+}
+
+// Picks the connection idle the longest and has it closed on its own context, unless the
+// ones already picked and still closing are enough. True while some are closing.
+bool Server::Impl::make_room() {
+    std::shared_ptr<Conn> oldest;
+    std::int64_t oldest_since = 0;
+    std::size_t open = 0, picked = 0;
+    conns.each([&](const std::shared_ptr<Conn>& c) {
+        ++open;
+        if (c->closing) {
+            ++picked;
+        } else if (!c->busy) {
+            const auto since = c->idle_since.load();
+            if (!oldest || since < oldest_since) {
+                oldest = c;
+                oldest_since = since;
+            }
+        }
+    });
+    if (open - picked < options.max_connections || !oldest) return picked > 0;
+    oldest->closing = true;
+    asio::post(oldest->stream.get_executor(), [oldest] {
+        if (oldest->busy)
+            oldest->closing = false;  // its next request came first: it stays
+        else
+            oldest->stream.cancel();
+    });
+    return true;
 }
 
 // The response head is written here and goes out with the body in one gathered write:
@@ -148,6 +217,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         parser.header_limit(kHeaderLimit);
         parser.body_limit(options.body_limit);
 
+        conn->idle_since = steady_now_ns();
         conn->busy = false;
         conn->stream.expires_after(options.idle_timeout);
         auto [hec, hn] =

@@ -6,6 +6,8 @@
 // `Expect: 100-continue` honoured), read/idle deadlines, and the JSON error body for every
 // malformed request. The handler gets every well-formed request; routing is its business.
 //
+// At most `max_connections` connections are open at once (see Options).
+//
 // stop(): no new connections, idle keep-alive connections close, requests in flight are
 // answered (with `Connection: close`). Not in scope: TLS (put a proxy in front), HTTP/2.
 #pragma once
@@ -29,6 +31,10 @@ class Server {
         std::size_t body_limit = 1 << 20;
         std::chrono::seconds idle_timeout{60};     // between requests on a keep-alive connection
         std::chrono::seconds request_timeout{30};  // to read a request and write its answer
+        // Open at once. At the cap the server closes the connection that has waited longest
+        // for its next request, or, when every one is in the middle of a request, accepts
+        // no more until one ends (the kernel's listen queue holds the newcomers meanwhile).
+        std::size_t max_connections = 10000;
     };
 
     Server(core::IoPool& pool, Options options, Handler handler);

@@ -48,6 +48,7 @@ BAD_FILES = [
     ('[dns]\nservers = ["127.0.0.1:notaport"]\n', "dns.servers"),
     ('[server]\npublic_url = "ftp://x"\n', "server.public_url"),
     ('[server]\nnetwork_threads = -1\n', "server.network_threads"),
+    ('[http]\nmax_connections = 0\n', "http.max_connections"),
     ('[database]\nurl = "mysql://db"\n', "database.url"),
     ("this is = = not toml\n", "line 1"),
 ]

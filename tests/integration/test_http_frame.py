@@ -156,3 +156,91 @@ def test_head_answers_the_head_of_a_get_and_no_body(server):
     assert head.startswith(b"HTTP/1.1 200 ") and b"\r\nContent-Length: 15" in head, raw
     assert rest.startswith(b"HTTP/1.1 200 "), raw
     assert rest.endswith(b'\r\n\r\n{"status":"ok"}'), raw
+
+
+HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+def exchange_on(s: socket.socket, request: bytes) -> bytes:
+    """Sends one request on an open connection and reads its whole answer."""
+    s.sendall(request)
+    data = b""
+    while b"\r\n\r\n" not in data or not data.endswith(b"}"):
+        chunk = s.recv(4096)
+        assert chunk, f"the server closed the connection: {data!r}"
+        data += chunk
+    return data
+
+
+def closed_by_server(s: socket.socket) -> bool:
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_a_full_listener_closes_its_longest_idle_connection_to_make_room(posthorn_factory):
+    ph = posthorn_factory(env={"POSTHORN_HTTP_MAX_CONNECTIONS": "4"}).start()
+    port = ph.http_port
+    # Four keep-alive connections, each idle since its answer, in this order.
+    idle = []
+    for _ in range(4):
+        idle.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+        assert exchange_on(idle[-1], HEALTHZ).startswith(b"HTTP/1.1 200")
+        time.sleep(0.02)
+    # A fifth is answered: the one idle the longest made room, the others are still open.
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as fifth:
+        assert exchange_on(fifth, HEALTHZ).startswith(b"HTTP/1.1 200")
+        assert closed_by_server(idle[0])
+        for s in idle[1:]:
+            assert exchange_on(s, HEALTHZ).startswith(b"HTTP/1.1 200")
+    # A connection that has not finished its request's head is idle too (slowloris).
+    for s in idle:
+        s.close()
+    time.sleep(0.2)  # for the server to see them go (its order is the order of acceptance)
+    slow = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(4)]
+    for s in slow:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # no blank line yet
+        time.sleep(0.02)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as newcomer:
+        assert exchange_on(newcomer, HEALTHZ).startswith(b"HTTP/1.1 200")
+    assert closed_by_server(slow[0])
+    for s in slow:
+        s.close()
+    assert "http.max_connections" in ph.output()
+
+
+def test_a_listener_full_of_requests_in_progress_waits_for_one_to_end(posthorn_factory):
+    ph = posthorn_factory(env={"POSTHORN_HTTP_MAX_CONNECTIONS": "4"}).start()
+    port = ph.http_port
+    # Four requests whose heads are in and whose bodies are still to come: none is idle.
+    busy = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(4)]
+    for s in busy:
+        s.sendall(b"POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 4\r\n\r\n{}")
+    time.sleep(0.3)
+    # The newcomer is taken by the kernel's listen queue, not by the server: no answer yet.
+    waiting = socket.create_connection(("127.0.0.1", port), timeout=5)
+    waiting.sendall(HEALTHZ)
+    waiting.settimeout(0.5)
+    try:
+        early = waiting.recv(4096)
+    except socket.timeout:
+        early = None
+    assert early is None, early
+    # Every request in progress still ends well.
+    assert exchange_on(busy[0], b"  ").startswith(b"HTTP/1.1 401")
+    # Its connection now idle, it makes room for the newcomer, which gets its answer.
+    waiting.settimeout(5)
+    data = b""
+    while not data.endswith(b"}"):
+        chunk = waiting.recv(4096)
+        assert chunk, data
+        data += chunk
+    assert data.startswith(b"HTTP/1.1 200"), data
+    assert closed_by_server(busy[0])
+    for s in busy[1:]:
+        assert exchange_on(s, b"  ").startswith(b"HTTP/1.1 401")
+    for s in busy + [waiting]:
+        s.close()
+    assert ph.get("/healthz").status == 200
