@@ -128,30 +128,30 @@ asio::awaitable<void> Server::Impl::room() {
 }
 
 // Picks the connection idle the longest and has it closed on its own context, unless the
-// ones already picked and still closing are enough. True while some are closing.
+// ones already picked and still closing are enough. True while some are closing. A picked
+// connection whose next request came first stays (busy, it no longer counts as closing;
+// idle again, it can be picked again).
 bool Server::Impl::make_room() {
     std::shared_ptr<Conn> oldest;
     std::int64_t oldest_since = 0;
     std::size_t open = 0, picked = 0;
     conns.each([&](const std::shared_ptr<Conn>& c) {
         ++open;
+        if (c->busy) return;
         if (c->closing) {
             ++picked;
-        } else if (!c->busy) {
-            const auto since = c->idle_since.load();
-            if (!oldest || since < oldest_since) {
-                oldest = c;
-                oldest_since = since;
-            }
+            return;
+        }
+        const auto since = c->idle_since.load();
+        if (!oldest || since < oldest_since) {
+            oldest = c;
+            oldest_since = since;
         }
     });
     if (open - picked < options.max_connections || !oldest) return picked > 0;
     oldest->closing = true;
     asio::post(oldest->stream.get_executor(), [oldest] {
-        if (oldest->busy)
-            oldest->closing = false;  // its next request came first: it stays
-        else
-            oldest->stream.cancel();
+        if (!oldest->busy) oldest->stream.cancel();
     });
     return true;
 }
@@ -218,6 +218,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         parser.body_limit(options.body_limit);
 
         conn->idle_since = steady_now_ns();
+        conn->closing = false;
         conn->busy = false;
         conn->stream.expires_after(options.idle_timeout);
         auto [hec, hn] =
