@@ -12,6 +12,7 @@
 #include "core/id.hpp"
 #include "core/log.hpp"
 #include "core/text.hpp"
+#include "core/time.hpp"
 #include "crypto/hash.hpp"
 #include "mail/address.hpp"
 #include "mail/parse.hpp"
@@ -153,7 +154,7 @@ class Submission final : public smtp::SessionHandler {
             q.message_id = new_id("msg_", deps_.clock.now_ms()) + "@" + deps_.smtp_hostname;
             add.emplace_back("Message-ID", "<" + q.message_id + ">");
         }
-        if (!header(parsed, "Date")) add.emplace_back("Date", rfc5322_date(deps_.clock.now_ms()));
+        if (!header(parsed, "Date")) add.emplace_back("Date", format_rfc5322(deps_.clock.now_ms()));
         q.message = mail::edit_headers(msg.data, {"X-Track-Opens", "X-Track-Clicks", "Bcc"}, add);
 
         auto outcome = co_await queue_email(deps_, std::move(q));
@@ -173,15 +174,6 @@ class Submission final : public smtp::SessionHandler {
     }
 
   private:
-    static std::string rfc5322_date(UnixMs now) {
-        std::time_t t = static_cast<std::time_t>(now / 1000);
-        std::tm tm{};
-        gmtime_r(&t, &tm);
-        char buf[64];
-        std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S +0000", &tm);
-        return buf;
-    }
-
     // The key is checked again at every MAIL FROM: one revoked meanwhile stops the session's
     // sending at its next transaction, as the next HTTP request would be refused.
     asio::awaitable<std::optional<Reply>> check_key() {

@@ -310,5 +310,47 @@ TEST(BuildMessage, PlainAddressLinesOfEveryLengthAreGMimes) {
     }
 }
 
+// Around the length where GMime starts folding a subject or a header of the caller's: plain
+// values are written without its encoder and folder up to 76 characters a line, and must
+// come out the same at every length, with every printable ASCII character in them.
+TEST(BuildMessage, PlainUnstructuredLinesOfEveryLengthAreGMimes) {
+    const std::regex boundary("=-[A-Za-z0-9+/]{20}");
+    std::string printable;
+    for (char c = 0x21; c <= 0x7e; ++c) printable += c;
+    const std::vector<std::string> odd = {"=?utf-8?q?x?=",
+                                          "a=?b",
+                                          "two  spaces",
+                                          " lead",
+                                          "trail ",
+                                          "tab\there",
+                                          "ümlaut",
+                                          "x\x7f"
+                                          "del"};
+    std::uint32_t seed = 3;
+    auto next = [&seed](std::size_t n) {
+        seed = seed * 1664525u + 1013904223u;
+        return static_cast<std::size_t>(seed >> 8) % n;
+    };
+    for (std::size_t n = 1; n <= 90; ++n) {
+        for (int shape = 0; shape < 4; ++shape) {
+            std::string value;
+            while (value.size() < n) {
+                if (!value.empty() && value.back() != ' ' && next(5) == 0)
+                    value += ' ';
+                else
+                    value += shape == 0 ? 'w' : printable[next(printable.size())];
+            }
+            if (value.back() == ' ') value.back() = 'z';
+            if (shape == 3) value.replace(next(value.size()), 0, odd[next(odd.size())]);
+            auto s = base();
+            s.subject = value;
+            s.headers = {{"X-Campaign", value}, {"X-A-Rather-Long-Header-Name", value}};
+            ASSERT_EQ(std::regex_replace(build_message(s), boundary, "="),
+                      std::regex_replace(written_by_gmime_message(s), boundary, "="))
+                << "value \"" << value << "\" (" << n << ", shape " << shape << ")";
+        }
+    }
+}
+
 }  // namespace
 }  // namespace posthorn::mail
