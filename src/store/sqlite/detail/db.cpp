@@ -120,7 +120,7 @@ Result<void> Db::run(std::string_view sql) {
 }
 
 Result<Stmt> Db::prepare(std::string_view sql) {
-    auto it = cache_.find(std::string(sql));
+    auto it = cache_.find(sql);
     if (it == cache_.end()) {
         sqlite3_stmt* raw = nullptr;
         const int rc = sqlite3_prepare_v3(db_.get(), sql.data(), static_cast<int>(sql.size()),

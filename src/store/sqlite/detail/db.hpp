@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,8 +81,15 @@ class Db {
     sqlite3* handle() const { return db_.get(); }
 
   private:
+    // Looked up by the caller's text as it is, without a std::string made of it each time.
+    struct SqlHash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view sql) const noexcept {
+            return std::hash<std::string_view>{}(sql);
+        }
+    };
     DbPtr db_;
-    std::unordered_map<std::string, StmtPtr> cache_;
+    std::unordered_map<std::string, StmtPtr, SqlHash, std::equal_to<>> cache_;
 };
 
 }  // namespace posthorn::store::sqlite::detail

@@ -142,7 +142,7 @@ void Writer::run_batch(std::vector<Pending>& batch) {
 // functions of the database and what they hold, so they can run again): run_apart() then
 // runs them again, each in a savepoint, so that the one failing does not undo the others.
 bool Writer::run_together(std::vector<Pending>& batch) {
-    if (!db_.exec("BEGIN IMMEDIATE")) return false;
+    if (!db_.run("BEGIN IMMEDIATE")) return false;
     for (auto& p : batch) {
         if (p.job(db_)) {
             (void)db_.exec("ROLLBACK");
@@ -157,7 +157,7 @@ bool Writer::run_together(std::vector<Pending>& batch) {
 
 // COMMIT; a failed one is logged and rolled back, and fails every job of the batch.
 error_code Writer::commit(std::size_t jobs) {
-    auto r = db_.exec("COMMIT");
+    auto r = db_.run("COMMIT");
     if (r) return {};
     log::error("group commit of {} writes failed: {}", jobs, r.error().message());
     (void)db_.exec("ROLLBACK");
@@ -170,7 +170,7 @@ void Writer::run_apart(std::vector<Pending>& batch) {
         for (auto& p : batch)
             if (p.done) p.done(ec);
     };
-    if (auto r = db_.exec("BEGIN IMMEDIATE"); !r) return fail_all(r.error());
+    if (auto r = db_.run("BEGIN IMMEDIATE"); !r) return fail_all(r.error());
     const bool savepoints = batch.size() > 1;
     for (std::size_t i = 0; i < batch.size(); ++i) {
         if (savepoints) (void)db_.run("SAVEPOINT job");
