@@ -172,7 +172,8 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     json::object answer{
         {"id", e.id},         {"status", e.status},   {"created_at", format_iso8601(e.created_at)},
         {"to", e.to_display}, {"subject", e.subject}, {"from", req.from.display()}};
-    n.response = {.status = 200, .body = json::serialize(answer)};
+    auto body = json::serialize(answer);
+    n.response = {.status = 200, .body = body};
     n.idempotency_key = req.idempotency_key;
     n.idempotency_expires_at = now + kIdempotencyTtlMs;
     const auto id = e.id;
@@ -192,7 +193,7 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
         co_return R(Queued{std::move(old_id), static_cast<unsigned>(r.status), r.body, true});
     }
     slot.keep = true;
-    co_return R(Queued{id, 200, json::serialize(answer), false});
+    co_return R(Queued{id, 200, std::move(body), false});
 }
 
 }  // namespace posthorn::api
