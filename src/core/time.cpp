@@ -54,6 +54,15 @@ void put(std::string& out, long long n, int width) {
     out.append(digits, static_cast<std::size_t>(width));
 }
 
+// "hh:mm:ss", both forms' time of day.
+void put_time_of_day(std::string& out, const hh_mm_ss<milliseconds>& tod) {
+    put(out, tod.hours().count(), 2);
+    out += ':';
+    put(out, tod.minutes().count(), 2);
+    out += ':';
+    put(out, tod.seconds().count(), 2);
+}
+
 }  // namespace
 
 std::string format_iso8601(UnixMs ms) {
@@ -66,11 +75,7 @@ std::string format_iso8601(UnixMs ms) {
     out += '-';
     put(out, static_cast<unsigned>(c.ymd.day()), 2);
     out += 'T';
-    put(out, c.tod.hours().count(), 2);
-    out += ':';
-    put(out, c.tod.minutes().count(), 2);
-    out += ':';
-    put(out, c.tod.seconds().count(), 2);
+    put_time_of_day(out, c.tod);
     out += '.';
     put(out, c.tod.subseconds().count(), 3);
     out += 'Z';
@@ -89,11 +94,7 @@ std::string format_rfc5322(UnixMs ms) {
     out.append(" ").append(kMonths[static_cast<unsigned>(c.ymd.month()) - 1]).append(" ");
     put(out, static_cast<int>(c.ymd.year()), 4);
     out += ' ';
-    put(out, c.tod.hours().count(), 2);
-    out += ':';
-    put(out, c.tod.minutes().count(), 2);
-    out += ':';
-    put(out, c.tod.seconds().count(), 2);
+    put_time_of_day(out, c.tod);
     out.append(" +0000");
     return out;
 }
