@@ -17,6 +17,7 @@
 #include "core/accept.hpp"
 #include "core/listen.hpp"
 #include "core/log.hpp"
+#include "core/text.hpp"
 
 namespace posthorn::http {
 
@@ -56,9 +57,7 @@ std::optional<Request> convert(bhttp::request<bhttp::string_body>&& in, const st
     out.method = std::string(in.method_string());
     if (!out.set_target(std::string(in.target()))) return std::nullopt;
     for (const auto& f : in) {
-        std::string name(f.name_string());
-        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        out.headers.emplace_back(std::move(name), std::string(f.value()));
+        out.headers.emplace_back(core::ascii_lower(f.name_string()), std::string(f.value()));
     }
     out.body = std::move(in.body());
     out.remote_ip = ip;
