@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 
+#include "core/text.hpp"
 #include "crypto/keys.hpp"
 
 namespace posthorn::api {
@@ -33,8 +34,7 @@ bool has_crlf(std::string_view s) { return s.find_first_of("\r\n") != std::strin
 
 // Headers the service writes itself; a user-supplied one would clash or forge.
 bool owned_header(std::string_view name) {
-    std::string n(name);
-    for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const auto n = core::ascii_lower(name);
     static constexpr std::array<std::string_view, 11> kOwned = {
         "from",           "to",          "cc",         "bcc",
         "subject",        "date",        "message-id", "mime-version",

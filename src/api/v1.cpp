@@ -14,6 +14,7 @@
 #include "api/webhooks.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
+#include "core/text.hpp"
 #include "crypto/hash.hpp"
 #include "http/router.hpp"
 
@@ -30,17 +31,9 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) !=
-            std::tolower(static_cast<unsigned char>(b[i])))
-            return false;
-    return true;
-}
-
 bool is_json_media_type(std::string_view content_type) {
-    return iequals(trim(content_type.substr(0, content_type.find(';'))), "application/json");
+    return core::ascii_iequals(trim(content_type.substr(0, content_type.find(';'))),
+                               "application/json");
 }
 
 http::Response unauthorized(std::string_view why) {
@@ -95,7 +88,7 @@ asio::awaitable<std::variant<std::string, http::Response>> V1::Impl::authenticat
     auto header = req.header("authorization");
     if (!header) co_return unauthorized("missing Authorization header (Bearer <API key>)");
     auto value = trim(*header);
-    if (value.size() < 7 || !iequals(value.substr(0, 7), "Bearer "))
+    if (value.size() < 7 || !core::ascii_iequals(value.substr(0, 7), "Bearer "))
         co_return unauthorized("Authorization must be: Bearer <API key>");
     const auto key = trim(value.substr(7));
     if (!looks_like_api_key(key)) co_return unauthorized("invalid API key");

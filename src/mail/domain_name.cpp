@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "core/text.hpp"
+
 namespace posthorn::mail {
 namespace {
 
@@ -25,8 +27,7 @@ std::variant<std::string, BadDomain> normalize_domain(std::string_view input) {
 
     std::string ascii;
     if (is_ascii(input)) {
-        ascii.assign(input);
-        for (auto& c : ascii) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        ascii = core::ascii_lower(input);
     } else {
         char* out = nullptr;
         const std::string in(input);
@@ -34,9 +35,8 @@ std::variant<std::string, BadDomain> normalize_domain(std::string_view input) {
         if (rc != IDN2_OK)
             return BadDomain{std::string("not a valid internationalized domain: ") +
                              idn2_strerror(rc)};
-        ascii = out;
+        ascii = core::ascii_lower(out);
         idn2_free(out);
-        for (auto& c : ascii) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
 
     if (ascii.size() > 253) return BadDomain{"domain is longer than 253 characters"};
