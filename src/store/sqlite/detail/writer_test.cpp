@@ -152,6 +152,49 @@ TEST_F(WriterTest, AFailingJobDoesNotUndoItsBatch) {
     sqlite3_close(db);
 }
 
+// A COMMIT that fails (here: a deferred foreign key left broken) fails every job of its
+// batch and is rolled back; the next batch, with the same cached COMMIT, commits.
+TEST_F(WriterTest, AFailedCommitFailsItsBatchAndTheNextOneCommits) {
+    auto run_job = [this](Writer::Job job) {
+        std::atomic<bool> done{false};
+        error_code result;
+        writer_->submit(std::move(job), [&](error_code ec) {
+            result = ec;
+            done = true;
+        });
+        EXPECT_TRUE(wait_for(done));
+        return result;
+    };
+    auto sql = [](const char* text) {
+        return [text](Db& db) -> error_code {
+            auto r = db.exec(text);
+            return r ? error_code{} : r.error();
+        };
+    };
+    ASSERT_FALSE(
+        run_job(sql("CREATE TABLE p (id INTEGER PRIMARY KEY); "
+                    "CREATE TABLE c (p INTEGER REFERENCES p(id) "
+                    "DEFERRABLE INITIALLY DEFERRED)")));
+    EXPECT_TRUE(run_job(sql("INSERT INTO c (p) VALUES (42)"))) << "the commit fails";
+    EXPECT_FALSE(run_job(insert_job(7))) << "the next batch commits";
+    EXPECT_FALSE(run_job(sql("INSERT INTO p (id) VALUES (1); INSERT INTO c (p) VALUES (1)")));
+    writer_->stop();
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "w.db").string().c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT (SELECT group_concat(v) FROM t), "
+                                 "(SELECT group_concat(p) FROM c)",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "7");
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)), "1")
+        << "the broken row was rolled back";
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 TEST_F(WriterTest, LazyJobsWaitForTheirDelayNotForTheNextCommit) {
     std::atomic<bool> lazy{false}, awaited{false};
     const auto start = std::chrono::steady_clock::now();
