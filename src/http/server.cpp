@@ -2,7 +2,6 @@
 
 #include <array>
 #include <atomic>
-#include <cstdint>
 
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -30,20 +29,15 @@ namespace {
 constexpr std::size_t kHeaderLimit = 16 * 1024;
 constexpr std::chrono::seconds kLingerTime{2};
 
-std::int64_t steady_now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 struct Conn {
     explicit Conn(tcp::socket s) : stream(std::move(s)) {}
     beast::tcp_stream stream;
     // Written on the connection's own context; read also on the acceptor's, which picks
     // the connection to close when the listener is full.
-    std::atomic<bool> busy{false};                          // a request is read or answered
-    std::atomic<std::int64_t> idle_since{steady_now_ns()};  // when it last began to wait
-    std::atomic<bool> closing{false};                       // picked to make room
+    std::atomic<bool> busy{false};  // a request is read or answered
+    std::atomic<std::chrono::steady_clock::time_point> idle_since{
+        std::chrono::steady_clock::now()};  // when it last began to wait
+    std::atomic<bool> closing{false};       // picked to make room
 };
 
 bool is_parse_error(const error_code& ec) {
@@ -132,7 +126,7 @@ asio::awaitable<void> Server::Impl::room() {
 // idle again, it can be picked again).
 bool Server::Impl::make_room() {
     std::shared_ptr<Conn> oldest;
-    std::int64_t oldest_since = 0;
+    std::chrono::steady_clock::time_point oldest_since;
     std::size_t open = 0, picked = 0;
     conns.each([&](const std::shared_ptr<Conn>& c) {
         ++open;
@@ -216,7 +210,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         parser.header_limit(kHeaderLimit);
         parser.body_limit(options.body_limit);
 
-        conn->idle_since = steady_now_ns();
+        conn->idle_since = std::chrono::steady_clock::now();
         conn->closing = false;
         conn->busy = false;
         conn->stream.expires_after(options.idle_timeout);
