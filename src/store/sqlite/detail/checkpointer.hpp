@@ -36,6 +36,9 @@ namespace posthorn::store::sqlite::detail {
 
 class Checkpointer {
   public:
+    // Added to the thread's nice value (see the thread's start): background work.
+    static constexpr int kNiceIncrement = 10;
+
     // `db`: a connection of its own. Installs the WAL hook on `writer` (which replaces
     // SQLite's automatic checkpoints there) and starts the thread.
     Checkpointer(Db db, sqlite3* writer, int restart = 16000, int threshold = 1000,

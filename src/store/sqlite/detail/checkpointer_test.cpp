@@ -2,13 +2,17 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -111,6 +115,54 @@ TEST(Checkpointer, SyncsTheDatabaseAfterAPassThatCopiedPartOfTheWal) {
         EXPECT_GT(done, 0);
         EXPECT_LT(done, log);
         ASSERT_TRUE(reader->exec("COMMIT"));
+    }
+    fs::remove_all(dir);
+}
+
+// The nice value of this process's thread named `name` (/proc/self/task/*/comm), or
+// nullopt when there is none.
+std::optional<int> nice_of_thread(const std::string& name) {
+    for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(task.path() / "comm");
+        std::string line;
+        if (!std::getline(comm, line) || line != name) continue;
+        std::ifstream stat(task.path() / "stat");
+        std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        // After "pid (comm) ", field 19 (nice) is the 17th: skip the comm, which may hold spaces.
+        std::istringstream rest(all.substr(all.rfind(')') + 2));
+        std::string field;
+        for (int i = 3; i <= 19 && rest >> field; ++i) {
+        }
+        return std::stoi(field);
+    }
+    return std::nullopt;
+}
+
+// The checkpointer is background work: its thread runs below the others, so that its passes
+// do not take a core from the writer or the network threads when every core is busy.
+TEST(Checkpointer, RunsBelowTheOtherThreads) {
+    const auto dir =
+        fs::temp_directory_path() / ("ph_checkpointer_nice_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const auto path = (dir / "c.db").string();
+    {
+        auto writer = Db::open(path, true);
+        ASSERT_TRUE(writer) << writer.error().message();
+        auto cdb = Db::open(path, false);
+        ASSERT_TRUE(cdb);
+        const int ours = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+        Checkpointer checkpointer(std::move(*cdb), writer->handle());
+        std::optional<int> nice;
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (std::chrono::steady_clock::now() < deadline) {  // its thread names itself
+            nice = nice_of_thread("ph-checkpoint");
+            if (nice && *nice != ours) break;
+            std::this_thread::sleep_for(10ms);
+        }
+        ASSERT_TRUE(nice) << "no thread named ph-checkpoint";
+        EXPECT_EQ(*nice, std::min(ours + Checkpointer::kNiceIncrement, 19));
+        EXPECT_EQ(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())), ours)
+            << "the caller's own priority is unchanged";
     }
     fs::remove_all(dir);
 }
