@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 
 #include "core/blocking.hpp"
-#include "core/id.hpp"
 #include "core/log.hpp"
 #include "store/sqlite/detail/db.hpp"
 #include "store/sqlite/detail/impl.hpp"
@@ -246,12 +245,12 @@ error_code insert_logs(Db& db, const std::vector<LogEntry>& entries) {
     std::vector<std::pair<std::string_view, std::int64_t>> counts;  // few accounts a batch
     for (const auto& e : entries) {
         auto s = db.prepare(
-            "INSERT INTO request_logs (id, account_id, created_at, method, url, status, "
+            "INSERT INTO request_logs (account_id, created_at, id, method, url, status, "
             "duration_ms, ip, user_agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
         if (!s) return s.error();
-        auto r = s->bind(1, e.id)
-                     .bind(2, e.account_id)
-                     .bind(3, e.created_at)
+        auto r = s->bind(1, e.account_id)
+                     .bind(2, e.created_at)
+                     .bind(3, e.id)
                      .bind(4, e.method)
                      .bind(5, e.url)
                      .bind(6, e.status)
@@ -308,8 +307,8 @@ void SqliteStore::append_log(LogEntry e) {
 
 asio::awaitable<Result<Page<LogEntry>>> SqliteStore::list_logs(LogQuery q) {
     return impl_->read([q = std::move(q)](Db& db) -> Result<Page<LogEntry>> {
-        // Only the filters that are set go into the SQL, so that the planner can use the
-        // (account_id, created_at, id) index without reading rows for a condition.
+        // Only the filters that are set go into the SQL, so that the planner reads the
+        // account's range of the table's key, (account_id, created_at, id), in order.
         std::string where = " FROM request_logs WHERE account_id = ?1";
         if (q.status) where += " AND status = ?2";
         if (q.method) where += " AND method = ?3";
@@ -357,11 +356,13 @@ asio::awaitable<Result<Page<LogEntry>>> SqliteStore::list_logs(LogQuery q) {
 }
 
 asio::awaitable<Result<std::int64_t>> SqliteStore::delete_logs_before(UnixMs cutoff) {
-    // Ids sort by the time they were made, never before created_at: through the primary key.
+    // Each account's entries from the start of its range of the key up to the cutoff.
     return impl_->writer.write<std::int64_t>([cutoff](Db& db) -> Result<std::int64_t> {
-        auto s = db.prepare("DELETE FROM request_logs WHERE id < ?1");
+        auto s = db.prepare(
+            "DELETE FROM request_logs WHERE account_id IN (SELECT id FROM accounts) "
+            "AND created_at < ?1");
         if (!s) return s.error();
-        if (auto r = s->bind(1, first_id_at("log_", cutoff)).run(); !r) return r.error();
+        if (auto r = s->bind(1, cutoff).run(); !r) return r.error();
         return db.changes();
     });
 }

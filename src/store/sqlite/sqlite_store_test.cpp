@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -152,7 +153,7 @@ std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std:
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
-    EXPECT_EQ(store_->schema_version(), 8);  // 008_emails_by_id
+    EXPECT_EQ(store_->schema_version(), 9);  // 009_logs_by_account
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees((dir_ / "t.db").string()))
         EXPECT_EQ(ephemeral, 0) << sql;
     // The checks still check.
@@ -212,7 +213,7 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
-    EXPECT_EQ((*s)->schema_version(), 8);
+    EXPECT_EQ((*s)->schema_version(), 9);
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees(path))
         EXPECT_EQ(ephemeral, 0) << sql;
     auto raw = run((*s)->email_raw("acc_1", "em_1"));
@@ -253,6 +254,69 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     EXPECT_EQ(sqlite3_exec(db, "DELETE FROM emails WHERE id = 'em_1'", nullptr, nullptr, nullptr),
               SQLITE_OK);
     EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM email_bodies"), "0");
+    sqlite3_close(db);
+}
+
+// Version 9 keeps the request log by (account_id, created_at, id), one B-tree: the entries
+// of a version-8 database survive in their order, with their counts, the count trigger
+// comes back with the table, and expiry deletes by created_at, each account's own.
+TEST_F(SqliteStoreTest, LogsSurviveTheirRebuildByAccount) {
+    const auto path = (dir_ / "v8.db").string();
+    // Two entries of acc_1 made in the same millisecond, whose ids sort the other way than
+    // their insertion; one of acc_2, older.
+    const auto a1 = first_id_at("log_", 6), b1 = new_id("log_", 7), c1 = new_id("log_", 7);
+    const auto a2 = first_id_at("log_", 3);
+    make_database_at(path, 8, R"(
+        INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1), ('acc_2', 'b', 1);
+        INSERT INTO request_logs (id, account_id, created_at, method, url, status, duration_ms)
+            VALUES (')" + c1 + R"(', 'acc_1', 7, 'GET', '/c', 200, 1),
+                   (')" + a1 + R"(', 'acc_1', 6, 'POST', '/a', 201, 2),
+                   (')" + b1 + R"(', 'acc_1', 7, 'GET', '/b', 404, 3),
+                   (')" + a2 + R"(', 'acc_2', 3, 'GET', '/x', 200, 4);
+        INSERT INTO request_log_counts (account_id, n) VALUES ('acc_1', 3), ('acc_2', 1);)");
+    {
+        auto s = SqliteStore::open({.path = path, .readers = 1});
+        ASSERT_TRUE(s) << s.error().message();
+        EXPECT_EQ((*s)->schema_version(), 9);
+        auto page = run((*s)->list_logs({.account_id = "acc_1", .limit = 10}));
+        ASSERT_TRUE(page) << page.error().message();
+        EXPECT_EQ(page->total, 3);
+        ASSERT_EQ(page->items.size(), 3u);
+        EXPECT_EQ(page->items[0].id, std::max(b1, c1));  // newest first, then by id
+        EXPECT_EQ(page->items[1].id, std::min(b1, c1));
+        EXPECT_EQ(page->items[2].id, a1);
+        EXPECT_EQ(page->items[2].url, "/a");
+        EXPECT_EQ(page->items[2].status, 201);
+        EXPECT_EQ(page->items[2].duration_ms, 2);
+        auto missing = run((*s)->list_logs({.account_id = "acc_1", .limit = 10, .status = 404}));
+        ASSERT_TRUE(missing);
+        EXPECT_EQ(missing->total, 1);
+        ASSERT_EQ(missing->items.size(), 1u);
+        EXPECT_EQ(missing->items[0].url, "/b");
+        auto other = run((*s)->list_logs({.account_id = "acc_2", .limit = 10}));
+        ASSERT_TRUE(other);
+        EXPECT_EQ(other->total, 1);
+        ASSERT_EQ(other->items.size(), 1u);
+        EXPECT_EQ(other->items[0].id, a2);
+
+        auto deleted = run((*s)->delete_logs_before(7));
+        ASSERT_TRUE(deleted) << deleted.error().message();
+        EXPECT_EQ(*deleted, 2);  // acc_1's of 6 and acc_2's of 3
+        EXPECT_EQ(run((*s)->list_logs({.account_id = "acc_1", .limit = 10}))->total, 2);
+        EXPECT_EQ(run((*s)->list_logs({.account_id = "acc_2", .limit = 10}))->total, 0);
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_NE(query_one(db, "SELECT sql FROM sqlite_schema WHERE name = 'request_logs'")
+                  .find("WITHOUT ROWID"),
+              std::string::npos);
+    EXPECT_EQ(query_one(db,
+                        "SELECT COUNT(*) FROM sqlite_schema WHERE tbl_name = 'request_logs' AND "
+                        "type = 'index'"),
+              "0")
+        << "one B-tree: no index beside the table";
+    EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(query_one(db, "PRAGMA foreign_key_check"), "");
     sqlite3_close(db);
 }
 
@@ -729,7 +793,7 @@ TEST_F(SqliteStoreTest, EmailsSurviveTheirRebuild) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 8);
+        EXPECT_EQ((*s)->schema_version(), 9);
         auto e = run((*s)->find_email_by_return_token(old_token));
         ASSERT_TRUE(e) << e.error().message();
         EXPECT_EQ(e->id, "em_1");
