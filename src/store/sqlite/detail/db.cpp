@@ -4,6 +4,7 @@
 
 #include "core/log.hpp"
 #include "store/errors.hpp"
+#include "store/sqlite/detail/wal_writes.hpp"
 
 namespace posthorn::store::sqlite::detail {
 
@@ -84,7 +85,9 @@ Result<Db> Db::open(const std::string& path, bool create) {
     sqlite3* raw = nullptr;
     const int flags =
         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
-    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+    // The WAL's writes gathered into one call per commit (wal_writes.hpp), safe because
+    // every connection syncs each commit (synchronous=FULL, below).
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, gathered_wal_vfs());
     Db db;
     db.db_.reset(raw);
     if (rc != SQLITE_OK) {
