@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -93,6 +94,15 @@ class WalWritesTest : public ::testing::Test {
     }
     void TearDown() override { fs::remove_all(dir_); }
 
+    // A writer connection on a new database with the table t made by `create`.
+    Db new_table(const char* create) {
+        auto db = Db::open(path_, true);
+        EXPECT_TRUE(db) << db.error().message();
+        if (!db) std::abort();
+        EXPECT_TRUE(db->exec(create));
+        return std::move(*db);
+    }
+
     static std::string one(Db& db, const char* sql) {
         auto s = db.prepare(sql);
         EXPECT_TRUE(s) << sql;
@@ -112,21 +122,19 @@ class WalWritesTest : public ::testing::Test {
 TEST_F(WalWritesTest, ACommitReachesTheWalInAFewWrites) {
     WalWriteVfs counting;
     {
-        auto db = Db::open(path_, true);
-        ASSERT_TRUE(db) << db.error().message();
-        ASSERT_TRUE(db->exec("CREATE TABLE t (n INTEGER, v BLOB)"));
+        auto db = new_table("CREATE TABLE t (n INTEGER, v BLOB)");
         counting.clear();
         int frames = 0;
         sqlite3_wal_hook(
-            db->handle(),
+            db.handle(),
             [](void* out, sqlite3*, const char*, int n) {
                 *static_cast<int*>(out) = n;
                 return SQLITE_OK;
             },
             &frames);
         ASSERT_TRUE(
-            db->exec("WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 40) "
-                     "INSERT INTO t SELECT i, randomblob(3000) FROM k"));
+            db.exec("WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 40) "
+                    "INSERT INTO t SELECT i, randomblob(3000) FROM k"));
         const auto sizes = counting.sizes();
         EXPECT_GE(frames, 40);
         EXPECT_GE(sizes.size(), 1u);
@@ -136,7 +144,7 @@ TEST_F(WalWritesTest, ACommitReachesTheWalInAFewWrites) {
         auto reader = Db::open(path_, false);
         ASSERT_TRUE(reader);
         EXPECT_EQ(one(*reader, "SELECT count(*) || ' ' || sum(length(v)) FROM t"), "40 120000");
-        EXPECT_EQ(one(*db, "SELECT sum(n) FROM t"), "820");
+        EXPECT_EQ(one(db, "SELECT sum(n) FROM t"), "820");
     }
     auto again = Db::open(path_, false);
     ASSERT_TRUE(again);
@@ -148,16 +156,14 @@ TEST_F(WalWritesTest, ACommitReachesTheWalInAFewWrites) {
 // by another connection.
 TEST_F(WalWritesTest, ATransactionLargerThanTheGatheringIsWhole) {
     WalWriteVfs counting;
-    auto db = Db::open(path_, true);
-    ASSERT_TRUE(db);
-    ASSERT_TRUE(db->exec("CREATE TABLE t (v BLOB)"));
-    ASSERT_TRUE(db->exec("INSERT INTO t VALUES (randomblob(1000000))"));
+    auto db = new_table("CREATE TABLE t (v BLOB)");
+    ASSERT_TRUE(db.exec("INSERT INTO t VALUES (randomblob(1000000))"));
     for (int n : counting.sizes()) EXPECT_LT(n, 0x20000);
     auto reader = Db::open(path_, false);
     ASSERT_TRUE(reader);
     const auto theirs = one(*reader, "SELECT hex(v) FROM t");
     EXPECT_EQ(theirs.size(), 2000000u);
-    EXPECT_EQ(theirs, one(*db, "SELECT hex(v) FROM t"));
+    EXPECT_EQ(theirs, one(db, "SELECT hex(v) FROM t"));
     EXPECT_EQ(one(*reader, "PRAGMA integrity_check"), "ok");
 }
 
@@ -165,18 +171,16 @@ TEST_F(WalWritesTest, ATransactionLargerThanTheGatheringIsWhole) {
 // commit: nothing of it is seen, and the next commit goes through.
 TEST_F(WalWritesTest, AWriteThatFailsFailsItsCommit) {
     WalWriteVfs counting;
-    auto db = Db::open(path_, true);
-    ASSERT_TRUE(db);
-    ASSERT_TRUE(db->exec("CREATE TABLE t (v BLOB)"));
-    ASSERT_TRUE(db->exec("INSERT INTO t VALUES (randomblob(10))"));
+    auto db = new_table("CREATE TABLE t (v BLOB)");
+    ASSERT_TRUE(db.exec("INSERT INTO t VALUES (randomblob(10))"));
     counting.fail_next_write();
-    EXPECT_FALSE(db->exec("INSERT INTO t VALUES (randomblob(5000))"));
+    EXPECT_FALSE(db.exec("INSERT INTO t VALUES (randomblob(5000))"));
     auto reader = Db::open(path_, false);
     ASSERT_TRUE(reader);
     EXPECT_EQ(one(*reader, "SELECT count(*) FROM t"), "1");
-    ASSERT_TRUE(db->exec("INSERT INTO t VALUES (randomblob(5000))"));
+    ASSERT_TRUE(db.exec("INSERT INTO t VALUES (randomblob(5000))"));
     EXPECT_EQ(one(*reader, "SELECT count(*) FROM t"), "2");
-    EXPECT_EQ(one(*db, "SELECT count(*) FROM t"), "2");
+    EXPECT_EQ(one(db, "SELECT count(*) FROM t"), "2");
     EXPECT_EQ(one(*reader, "PRAGMA integrity_check"), "ok");
 }
 
