@@ -5,12 +5,11 @@
 // depend on nothing but the database and what it holds).
 // A job that nobody waits for (the request log's) is lazy: lazy jobs are gathered and go
 // together, with the first batch after the oldest of them has waited kLazyDelay, not with
-// every batch: each B-tree a batch touches is at least one
-// more page to write to the WAL, and the request log's are three (its table, its index and
-// the per-account count), about a fifth of a small batch of sends. And a batch waits up to
-// kGatherWindow for jobs that callers have announced (expect()) but not yet submitted, so
-// that a send being built while another is ready shares its fsync instead of paying for
-// one of its own.
+// every batch: each B-tree a batch touches is at least one more page to write to the WAL,
+// and the request log's are two (its table and the per-account count; three, about a fifth
+// of a small batch of sends, until migration 009). And a batch waits up to kGatherWindow
+// for jobs that callers have announced (expect()) but not yet submitted, so that a send
+// being built while another is ready shares its fsync instead of paying for one of its own.
 #pragma once
 
 #include <chrono>
