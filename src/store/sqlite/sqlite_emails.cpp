@@ -64,23 +64,24 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15, "
         "?17, ?18, ?19)");
     if (!s) return s.error();
-    auto r = s->bind(1, e.id)
-                 .bind(2, e.account_id)
-                 .bind(3, e.domain_id)
-                 .bind(4, e.status)
-                 .bind(5, e.from_email)
+    // The text is bound without a copy: `n` outlives the statement's run.
+    auto r = s->bind_ref(1, e.id)
+                 .bind_ref(2, e.account_id)
+                 .bind_ref(3, e.domain_id)
+                 .bind_ref(4, e.status)
+                 .bind_ref(5, e.from_email)
                  .bind(6, e.from_name.empty() ? std::optional<std::string>{} : e.from_name)
-                 .bind(7, e.to_display)
-                 .bind(8, e.subject)
-                 .bind(9, e.message_id)
-                 .bind(10, e.return_token)
+                 .bind_ref(7, e.to_display)
+                 .bind_ref(8, e.subject)
+                 .bind_ref(9, e.message_id)
+                 .bind_ref(10, e.return_token)
                  .bind(11, e.track_opens ? 1 : 0)
                  .bind(12, e.track_clicks ? 1 : 0)
-                 .bind(13, e.source)
+                 .bind_ref(13, e.source)
                  .bind(14, e.size_bytes)
                  .bind(15, e.created_at)
                  .bind(16, e.queued_at)
-                 .bind(17, e.envelope_id)
+                 .bind_ref(17, e.envelope_id)
                  .bind(18, n.total_recipients)
                  .bind(19, body_id)
                  .run();
@@ -90,12 +91,12 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
             "INSERT INTO recipients (email_id, account_id, address, domain, type, status, "
             "next_attempt_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
         if (!rs) return rs.error();
-        auto rr = rs->bind(1, e.id)
-                      .bind(2, e.account_id)
-                      .bind(3, rc.address)
-                      .bind(4, rc.domain)
-                      .bind(5, rc.type)
-                      .bind(6, rc.status)
+        auto rr = rs->bind_ref(1, e.id)
+                      .bind_ref(2, e.account_id)
+                      .bind_ref(3, rc.address)
+                      .bind_ref(4, rc.domain)
+                      .bind_ref(5, rc.type)
+                      .bind_ref(6, rc.status)
                       .bind(7, rc.next_attempt_at)
                       .bind(8, e.created_at)
                       .run();

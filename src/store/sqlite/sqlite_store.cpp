@@ -248,15 +248,15 @@ error_code insert_logs(Db& db, const std::vector<LogEntry>& entries) {
             "INSERT INTO request_logs (account_id, created_at, id, method, url, status, "
             "duration_ms, ip, user_agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
         if (!s) return s.error();
-        auto r = s->bind(1, e.account_id)
+        auto r = s->bind_ref(1, e.account_id)  // `entries` outlive the run: no copies
                      .bind(2, e.created_at)
-                     .bind(3, e.id)
-                     .bind(4, e.method)
-                     .bind(5, e.url)
+                     .bind_ref(3, e.id)
+                     .bind_ref(4, e.method)
+                     .bind_ref(5, e.url)
                      .bind(6, e.status)
                      .bind(7, e.duration_ms)
-                     .bind(8, e.ip)
-                     .bind(9, e.user_agent)
+                     .bind_ref(8, e.ip)
+                     .bind_ref(9, e.user_agent)
                      .run();
         if (!r) {
             if (sqlite3_get_autocommit(db.handle())) return r.error();  // rolled back

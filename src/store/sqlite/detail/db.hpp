@@ -45,6 +45,7 @@ class Stmt {
     Stmt& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
     Stmt& bind(int i, std::nullopt_t);
     Stmt& bind_blob(int i, std::string_view v);  // not copied: `v` must outlive run/step
+    Stmt& bind_ref(int i, std::string_view v);   // text, not copied: the same
     template <class T>
     Stmt& bind(int i, const std::optional<T>& v) {
         return v ? bind(i, *v) : bind(i, std::nullopt);
