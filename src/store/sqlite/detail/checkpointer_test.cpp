@@ -9,12 +9,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "store/sqlite/detail/testing/hooked_vfs.hpp"
 
 namespace posthorn::store::sqlite::detail {
 namespace {
@@ -22,51 +22,18 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// The default VFS, with the syncs of main database files counted: the real VFS opens each
-// file and the file's methods are then a copy of its own with xSync counting.
-class CountingVfs {
-  public:
-    CountingVfs() {
-        real_ = sqlite3_vfs_find(nullptr);
-        vfs_ = *real_;
-        vfs_.zName = "ph-counting";
-        vfs_.pAppData = this;
-        vfs_.xOpen = &CountingVfs::open;
-        sqlite3_vfs_register(&vfs_, 1);
-    }
-    ~CountingVfs() {
-        sqlite3_vfs_unregister(&vfs_);
-        sqlite3_vfs_register(real_, 1);
-    }
-    CountingVfs(const CountingVfs&) = delete;
-    CountingVfs& operator=(const CountingVfs&) = delete;
+// The default VFS, with the syncs of main database files counted.
+struct CountingVfs : testing::HookedVfs {
+    CountingVfs()
+        : HookedVfs("ph-counting", SQLITE_OPEN_MAIN_DB, [](sqlite3_io_methods& m) {
+              real_sync_ = m.xSync;  // one kind of file here: unix
+              m.xSync = [](sqlite3_file* f, int flags) {
+                  ++database_syncs;
+                  return real_sync_(f, flags);
+              };
+          }) {}
 
     static inline std::atomic<int> database_syncs{0};
-
-  private:
-    static int open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int flags,
-                    int* out_flags) {
-        auto* self = static_cast<CountingVfs*>(vfs->pAppData);
-        const int rc = self->real_->xOpen(self->real_, name, file, flags, out_flags);
-        if (rc != SQLITE_OK || file->pMethods == nullptr || !(flags & SQLITE_OPEN_MAIN_DB))
-            return rc;
-        std::lock_guard lock(self->mutex_);
-        auto [it, fresh] = self->methods_.try_emplace(file->pMethods, *file->pMethods);
-        if (fresh) {
-            real_sync_ = file->pMethods->xSync;  // one kind of file here: unix
-            it->second.xSync = [](sqlite3_file* f, int flags) {
-                ++database_syncs;
-                return real_sync_(f, flags);
-            };
-        }
-        file->pMethods = &it->second;
-        return rc;
-    }
-
-    sqlite3_vfs* real_;
-    sqlite3_vfs vfs_{};
-    std::mutex mutex_;
-    std::map<const sqlite3_io_methods*, sqlite3_io_methods> methods_;
     static inline int (*real_sync_)(sqlite3_file*, int) = nullptr;
 };
 

@@ -7,12 +7,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "store/sqlite/detail/db.hpp"
+#include "store/sqlite/detail/testing/hooked_vfs.hpp"
 
 namespace posthorn::store::sqlite::detail {
 namespace {
@@ -21,23 +21,23 @@ namespace fs = std::filesystem;
 
 // The default VFS, with the write calls that reach WAL files counted (and their sizes kept),
 // and the next one failed on demand: what the gathering VFS hands down to the default.
-class WalWriteVfs {
+class WalWriteVfs : testing::HookedVfs {
   public:
-    WalWriteVfs() {
-        real_ = sqlite3_vfs_find(nullptr);
-        vfs_ = *real_;
-        vfs_.zName = "ph-wal-writes";
-        vfs_.xOpen = &WalWriteVfs::open;
-        sqlite3_vfs_register(&vfs_, 1);
-        self_ = this;
+    WalWriteVfs()
+        : HookedVfs("ph-wal-writes", SQLITE_OPEN_WAL, [](sqlite3_io_methods& m) {
+              real_write_ = m.xWrite;
+              m.xWrite = [](sqlite3_file* f, const void* data, int n, sqlite3_int64 at) {
+                  if (fail_.exchange(false)) return SQLITE_IOERR_WRITE;
+                  {
+                      std::lock_guard lock(mutex_);
+                      sizes_.push_back(n);
+                  }
+                  return real_write_(f, data, n, at);
+              };
+          }) {
+        clear();
+        fail_ = false;
     }
-    ~WalWriteVfs() {
-        sqlite3_vfs_unregister(&vfs_);
-        sqlite3_vfs_register(real_, 1);
-        self_ = nullptr;
-    }
-    WalWriteVfs(const WalWriteVfs&) = delete;
-    WalWriteVfs& operator=(const WalWriteVfs&) = delete;
 
     std::vector<int> sizes() {
         std::lock_guard lock(mutex_);
@@ -50,36 +50,10 @@ class WalWriteVfs {
     void fail_next_write() { fail_ = true; }
 
   private:
-    static int open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* file, int flags,
-                    int* out_flags) {
-        auto* self = self_;
-        const int rc = self->real_->xOpen(self->real_, name, file, flags, out_flags);
-        if (rc != SQLITE_OK || file->pMethods == nullptr || !(flags & SQLITE_OPEN_WAL)) return rc;
-        std::lock_guard lock(self->mutex_);
-        auto [it, fresh] = self->methods_.try_emplace(file->pMethods, *file->pMethods);
-        if (fresh) {
-            real_write_ = file->pMethods->xWrite;
-            it->second.xWrite = [](sqlite3_file* f, const void* data, int n, sqlite3_int64 at) {
-                if (self_->fail_.exchange(false)) return SQLITE_IOERR_WRITE;
-                {
-                    std::lock_guard lock(self_->mutex_);
-                    self_->sizes_.push_back(n);
-                }
-                return real_write_(f, data, n, at);
-            };
-        }
-        file->pMethods = &it->second;
-        return rc;
-    }
-
-    static inline WalWriteVfs* self_ = nullptr;
     static inline int (*real_write_)(sqlite3_file*, const void*, int, sqlite3_int64) = nullptr;
-    sqlite3_vfs* real_;
-    sqlite3_vfs vfs_{};
-    std::mutex mutex_;
-    std::map<const sqlite3_io_methods*, sqlite3_io_methods> methods_;
-    std::vector<int> sizes_;
-    std::atomic<bool> fail_{false};
+    static inline std::mutex mutex_;
+    static inline std::vector<int> sizes_;
+    static inline std::atomic<bool> fail_{false};
 };
 
 class WalWritesTest : public ::testing::Test {
