@@ -89,16 +89,7 @@ void Writer::loop() {
                 const auto now = std::chrono::steady_clock::now();
                 lazy_go =
                     stopping_ || (!lazy_.empty() && (hurry_ || now >= first_lazy_ + lazy_delay_));
-                if (stopping_) break;
-                if (!pending_.empty()) {
-                    // Jobs on their way: hold the commit for them, up to the gather window
-                    // after the first awaited job came.
-                    if (expected_ == 0 || cv_.wait_until(lock, first_awaited_ + gather_window_) ==
-                                              std::cv_status::timeout)
-                        break;
-                    continue;
-                }
-                if (lazy_go) break;
+                if (stopping_ || !pending_.empty() || lazy_go) break;
                 if (between_) {  // no batch waiting: a moment for work that would hold one up
                     lock.unlock();
                     between_(db_, true);
@@ -117,37 +108,66 @@ void Writer::loop() {
                 closed_ = true;  // stopping, and everything ran
                 return;
             }
-            const auto room = kMaxBatch > batch.size() ? kMaxBatch - batch.size() : 0;
-            const auto take = std::min(room, pending_.size());
-            auto split = pending_.begin() + static_cast<std::ptrdiff_t>(take);
-            batch.insert(batch.end(), std::make_move_iterator(pending_.begin()),
-                         std::make_move_iterator(split));
-            pending_.erase(pending_.begin(), split);
-            first_awaited_ = std::chrono::steady_clock::now();
+            take_pending(batch);
         }
         run_batch(batch);
         batch.clear();
     }
 }
 
+// Moves awaited jobs into the batch, up to kMaxBatch; the first that joins it starts the
+// gather window. Called with mutex_ held.
+void Writer::take_pending(std::vector<Pending>& batch) {
+    const auto room = kMaxBatch > batch.size() ? kMaxBatch - batch.size() : 0;
+    const auto take = std::min(room, pending_.size());
+    if (take == 0) return;
+    if (!gathering_) {
+        gathering_ = true;
+        gather_until_ = first_awaited_ + gather_window_;
+    }
+    auto split = pending_.begin() + static_cast<std::ptrdiff_t>(take);
+    batch.insert(batch.end(), std::make_move_iterator(pending_.begin()),
+                 std::make_move_iterator(split));
+    pending_.erase(pending_.begin(), split);
+}
+
 void Writer::run_batch(std::vector<Pending>& batch) {
     if (between_) between_(db_, false);
-    if (batch.size() > 1 && run_together(batch)) return;
-    run_apart(batch);
+    if (!run_together(batch)) run_apart(batch);
+    gathering_ = false;
 }
 
 // Every job in one transaction without a savepoint each (two statements a job less: a
-// tenth of the writer's work for a batch of sends). True once the batch is settled; false,
-// with the transaction rolled back and nobody answered, when a job failed (jobs are
-// functions of the database and what they hold, so they can run again): run_apart() then
-// runs them again, each in a savepoint, so that the one failing does not undo the others.
+// tenth of the writer's work for a batch of sends), each job run as soon as it is taken:
+// while jobs that callers have announced (expect()) are on their way, up to kGatherWindow
+// after the first awaited one came, the jobs that arrive meanwhile join the open
+// transaction and run at once, so that only the last one's work and the COMMIT are left
+// when it comes. True once the batch is settled; false, with the transaction rolled back
+// and nobody answered, when a job failed (jobs are functions of the database and what they
+// hold, so they can run again): run_apart() then runs them again, each in a savepoint, so
+// that the one failing does not undo the others.
 bool Writer::run_together(std::vector<Pending>& batch) {
     if (!db_.run("BEGIN IMMEDIATE")) return false;
-    for (auto& p : batch) {
-        if (p.job(db_)) {
-            (void)db_.exec("ROLLBACK");
-            return false;
+    std::size_t ran = 0;
+    for (;;) {
+        for (; ran < batch.size(); ++ran) {
+            if (auto ec = batch[ran].job(db_)) {
+                (void)db_.exec("ROLLBACK");
+                if (batch.size() > 1) return false;
+                if (batch[0].done) batch[0].done(ec);  // alone: nothing else to keep
+                return true;
+            }
         }
+        std::unique_lock lock(mutex_);
+        if (!pending_.empty() && batch.size() < kMaxBatch) {
+            take_pending(batch);
+            continue;
+        }
+        // Jobs on their way: hold the commit for them, up to the gather window. A batch of
+        // lazy jobs alone waits for nothing.
+        if (stopping_ || expected_ == 0 || !gathering_ || batch.size() >= kMaxBatch) break;
+        if (cv_.wait_until(lock, gather_until_) == std::cv_status::timeout && pending_.empty())
+            break;
     }
     const auto committed = commit(batch.size());
     for (auto& p : batch)

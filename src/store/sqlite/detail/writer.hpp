@@ -9,7 +9,10 @@
 // and the request log's are two (its table and the per-account count; three, about a fifth
 // of a small batch of sends, until migration 009). And a batch waits up to kGatherWindow
 // for jobs that callers have announced (expect()) but not yet submitted, so that a send
-// being built while another is ready shares its fsync instead of paying for one of its own.
+// being built while another is ready shares its fsync instead of paying for one of its own;
+// meanwhile the batch's transaction is open and each job runs as soon as it comes, so that
+// the writer works while the senders build their jobs, and only the last job and the
+// COMMIT are left once it comes.
 #pragma once
 
 #include <chrono>
@@ -99,6 +102,7 @@ class Writer {
         Done done;
     };
     void loop();
+    void take_pending(std::vector<Pending>& batch);
     void run_batch(std::vector<Pending>& batch);
     bool run_together(std::vector<Pending>& batch);
     void run_apart(std::vector<Pending>& batch);
@@ -117,6 +121,10 @@ class Writer {
     std::chrono::steady_clock::time_point first_lazy_;     // guarded by mutex_
     std::chrono::steady_clock::time_point first_awaited_;  // guarded by mutex_
     bool stopping_ = false;                                // guarded by mutex_
+    // The writer's thread alone: the open batch holds an awaited job, and waits for the
+    // announced ones until gather_until_.
+    bool gathering_ = false;
+    std::chrono::steady_clock::time_point gather_until_;
     bool closed_ = true;  // guarded by mutex_: no thread takes work
     std::thread thread_;
 };

@@ -94,6 +94,27 @@ TEST_F(WriterTest, AnAnnouncedJobIsWaitedForAndSharesTheCommit) {
     EXPECT_EQ(commits_, 1) << "both in one transaction";
 }
 
+// While the commit waits for an announced job, the jobs already there run in the open
+// transaction, so that only the last one's work and the COMMIT are left when it comes.
+TEST_F(WriterTest, WhileAnAnnouncedJobIsAwaitedTheOthersRunAlready) {
+    writer_->expect();
+    std::atomic<bool> ran{false}, first{false}, second{false};
+    writer_->submit(
+        [&ran](Db& db) {
+            ran = true;
+            return insert_job(1)(db);
+        },
+        [&first](error_code) { first = true; });
+    ASSERT_TRUE(wait_for(ran)) << "run before the announced job came";
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(first) << "but not committed";
+    EXPECT_EQ(commits_, 0);
+    insert(2, second, true);
+    ASSERT_TRUE(wait_for(first));
+    ASSERT_TRUE(wait_for(second));
+    EXPECT_EQ(commits_, 1) << "both in one transaction";
+}
+
 TEST_F(WriterTest, AWithdrawnAnnouncementReleasesTheCommit) {
     writer_->expect();
     std::atomic<bool> first{false};
