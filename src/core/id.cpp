@@ -99,22 +99,34 @@ std::string first_id_at(std::string_view prefix, UnixMs t) {
 
 void append_base32(std::string& out, const unsigned char* bytes, std::size_t n,
                    unsigned leading_zero_bits) {
+    // Written in place, not a push_back a character (ids are made several times a request).
+    const std::size_t at = out.size();
+    out.resize(at + (leading_zero_bits + 8 * n) / 5);
+    char* p = out.data() + at;
     unsigned acc = 0;
     unsigned bits = leading_zero_bits;
     for (std::size_t i = 0; i < n; ++i) {
         acc = (acc << 8) | bytes[i];
         bits += 8;
         while (bits >= 5) {
-            out.push_back(kAlphabet[(acc >> (bits - 5)) & 31u]);
+            *p++ = kAlphabet[(acc >> (bits - 5)) & 31u];
             bits -= 5;
         }
         acc &= (1u << bits) - 1u;
     }
 }
 
+namespace {
+constexpr std::array<bool, 256> kIsBase32 = [] {
+    std::array<bool, 256> t{};
+    for (char c : kAlphabet) t[static_cast<unsigned char>(c)] = true;
+    return t;
+}();
+}  // namespace
+
 bool is_base32(std::string_view s) noexcept {
     for (char c : s)
-        if (kAlphabet.find(c) == std::string_view::npos) return false;
+        if (!kIsBase32[static_cast<unsigned char>(c)]) return false;
     return true;
 }
 

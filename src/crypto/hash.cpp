@@ -45,11 +45,11 @@ Sha256 hmac_sha256(std::string_view key, std::string_view data) {
 
 std::string to_hex(std::string_view bytes) {
     static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
+    std::string out(bytes.size() * 2, '\0');
+    char* p = out.data();
     for (unsigned char c : bytes) {
-        out.push_back(kDigits[c >> 4]);
-        out.push_back(kDigits[c & 15]);
+        *p++ = kDigits[c >> 4];
+        *p++ = kDigits[c & 15];
     }
     return out;
 }

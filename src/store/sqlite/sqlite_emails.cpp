@@ -190,9 +190,12 @@ void SqliteStore::withdraw_email() { impl_->writer.unexpect(); }
 
 asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email(NewEmail n) {
     const bool announced = n.announced;
-    auto job = [n = std::move(n)](Db& db) -> Result<std::optional<StoredResponse>> {
+    // Held by pointer: the job is moved many times on its way to the writer, the email not.
+    auto job = [p = std::make_shared<const NewEmail>(std::move(n))](
+                   Db& db) -> Result<std::optional<StoredResponse>> {
         // The check and the insert share the writer's transaction, so of ten requests
         // with one key, exactly one inserts and nine replay its answer.
+        const NewEmail& n = *p;
         if (n.idempotency_key) {
             auto del = db.prepare(
                 "DELETE FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND "
