@@ -1,6 +1,8 @@
 #include "store/sqlite/sqlite_store.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <condition_variable>
 #include <mutex>
 #include <vector>
@@ -241,34 +243,83 @@ namespace {
 // Inserts the entries and adds each account's number to its count, one update per account.
 // An entry that cannot be written is left out (and not counted); the others go on, unless
 // the failure took the transaction with it.
+// The text of an INSERT of `rows` log entries (?1…?9 the first's, ?10…?18 the second's…).
+std::string insert_logs_sql(std::size_t rows) {
+    std::string sql =
+        "INSERT INTO request_logs (account_id, created_at, id, method, url, status, "
+        "duration_ms, ip, user_agent) VALUES ";
+    for (std::size_t r = 0; r < rows; ++r) {
+        sql += r ? ",(" : "(";
+        for (std::size_t c = 1; c <= 9; ++c) {
+            if (c > 1) sql += ',';
+            sql += '?';
+            sql += std::to_string(r * 9 + c);
+        }
+        sql += ')';
+    }
+    return sql;
+}
+
+// Inserts entries [first, first + rows) with one statement: one statement's rows share its
+// cursor, so that each row after the first is appended where the last one went (the
+// entries of a batch come in key order, mostly) instead of sought from the root of the
+// B-tree (a third of the writer's work for a logged request, with a statement a row).
+Result<void> insert_log_rows(Db& db, const std::vector<LogEntry>& entries, std::size_t first,
+                             std::size_t rows) {
+    static const std::array<std::string, 6> kSql = {insert_logs_sql(1),  insert_logs_sql(2),
+                                                    insert_logs_sql(4),  insert_logs_sql(8),
+                                                    insert_logs_sql(16), insert_logs_sql(32)};
+    const auto size = static_cast<std::size_t>(std::countr_zero(rows));
+    auto s = db.prepare(kSql.at(size));
+    if (!s) return s.error();
+    for (std::size_t r = 0; r < rows; ++r) {
+        const auto& e = entries[first + r];
+        const int at = static_cast<int>(r * 9);
+        s->bind_ref(at + 1, e.account_id)  // `entries` outlive the run: no copies
+            .bind(at + 2, e.created_at)
+            .bind_ref(at + 3, e.id)
+            .bind_ref(at + 4, e.method)
+            .bind_ref(at + 5, e.url)
+            .bind(at + 6, e.status)
+            .bind(at + 7, e.duration_ms)
+            .bind_ref(at + 8, e.ip)
+            .bind_ref(at + 9, e.user_agent);
+    }
+    return s->run();
+}
+
 error_code insert_logs(Db& db, const std::vector<LogEntry>& entries) {
     std::vector<std::pair<std::string_view, std::int64_t>> counts;  // few accounts a batch
-    for (const auto& e : entries) {
-        auto s = db.prepare(
-            "INSERT INTO request_logs (account_id, created_at, id, method, url, status, "
-            "duration_ms, ip, user_agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
-        if (!s) return s.error();
-        auto r = s->bind_ref(1, e.account_id)  // `entries` outlive the run: no copies
-                     .bind(2, e.created_at)
-                     .bind_ref(3, e.id)
-                     .bind_ref(4, e.method)
-                     .bind_ref(5, e.url)
-                     .bind(6, e.status)
-                     .bind(7, e.duration_ms)
-                     .bind_ref(8, e.ip)
-                     .bind_ref(9, e.user_agent)
-                     .run();
-        if (!r) {
-            if (sqlite3_get_autocommit(db.handle())) return r.error();  // rolled back
-            log::warn("request log write failed: {}", r.error().message());
-            continue;
-        }
+    auto count = [&](const LogEntry& e) {
         auto it = std::find_if(counts.begin(), counts.end(),
                                [&](const auto& c) { return c.first == e.account_id; });
         if (it == counts.end())
             counts.emplace_back(e.account_id, 1);
         else
             ++it->second;
+    };
+    // In statements of 32 rows, then of the powers of two that make up the rest; when one
+    // fails, its rows go again one by one, so that one bad entry costs only itself.
+    for (std::size_t first = 0; first < entries.size();) {
+        const std::size_t left = entries.size() - first;
+        const std::size_t rows = left >= 32 ? 32 : std::bit_floor(left);
+        auto r = insert_log_rows(db, entries, first, rows);
+        if (!r && sqlite3_get_autocommit(db.handle())) return r.error();  // rolled back
+        for (std::size_t i = first; i < first + rows; ++i) {
+            if (!r && rows > 1) {
+                auto one = insert_log_rows(db, entries, i, 1);
+                if (!one) {
+                    if (sqlite3_get_autocommit(db.handle())) return one.error();
+                    log::warn("request log write failed: {}", one.error().message());
+                    continue;
+                }
+            } else if (!r) {
+                log::warn("request log write failed: {}", r.error().message());
+                continue;
+            }
+            count(entries[i]);
+        }
+        first += rows;
     }
     for (const auto& [account_id, n] : counts) {
         auto c = db.prepare(

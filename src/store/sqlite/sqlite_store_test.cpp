@@ -632,23 +632,39 @@ TEST_F(SqliteStoreTest, LogsFilterSortPageAndExpire) {
     EXPECT_EQ(run(store_->list_logs({.account_id = b.id}))->total, 1);
 }
 
-// The entries of a batch are written together and counted once per account; one that
-// cannot be written (here: a duplicate id) is left out and not counted, the others stay.
+// The entries of a batch are written together, in statements of many rows (32, then the
+// powers of two of the rest), and counted once per account; one that cannot be written
+// (here: a second with the key of another) is left out and not counted, the others stay.
 TEST_F(SqliteStoreTest, ABadLogEntryDoesNotTakeItsBatchWithIt) {
     auto a = make_account("a");
-    const auto id = first_id_at("log_", 1000);
-    for (const auto& entry_id : {id, id, first_id_at("log_", 1001)})
-        store_->append_log({.id = entry_id,
-                            .account_id = a.id,
-                            .created_at = 1000,
+    auto b = make_account("b");
+    std::vector<std::string> ids;
+    for (int i = 0; i < 45; ++i) ids.push_back(new_id("log_", 5000 + i));
+    for (int i = 0; i < 45; ++i) {
+        const bool dup = i == 37;  // in the rest after the first 32: a statement of 8 rows
+        store_->append_log({.id = dup ? ids[36] : ids[i],
+                            .account_id = i % 9 == 4 ? b.id : a.id,
+                            .created_at = dup ? 5036 : 5000 + i,
                             .method = "GET",
-                            .url = "/",
-                            .status = 200});
+                            .url = "/v1/logs?i=" + std::to_string(i),
+                            .status = 200,
+                            .ip = "127.0.0.1",
+                            .user_agent = "t"});
+    }
     ASSERT_TRUE(run(store_->flush()));
-    auto page = run(store_->list_logs({.account_id = a.id, .limit = 10}));
-    ASSERT_TRUE(page);
-    EXPECT_EQ(page->total, 2);
-    EXPECT_EQ(page->items.size(), 2u);
+    auto pa = run(store_->list_logs({.account_id = a.id, .limit = 100}));
+    auto pb = run(store_->list_logs({.account_id = b.id, .limit = 100}));
+    ASSERT_TRUE(pa && pb);
+    EXPECT_EQ(pb->total, 5);  // i = 4, 13, 22, 31, 40
+    EXPECT_EQ(pb->items.size(), 5u);
+    EXPECT_EQ(pa->total, 39) << "45 entries, 5 of b, one refused";
+    ASSERT_EQ(pa->items.size(), 39u);
+    for (const auto& e : pa->items) EXPECT_NE(e.url, "/v1/logs?i=37");
+    // Every other entry is there, with its own fields, in order.
+    for (std::size_t k = 0; k + 1 < pa->items.size(); ++k)
+        EXPECT_GT(pa->items[k].created_at, pa->items[k + 1].created_at);
+    EXPECT_EQ(pa->items.back().url, "/v1/logs?i=0");
+    EXPECT_EQ(pa->items.front().url, "/v1/logs?i=44");
 }
 
 TEST_F(SqliteStoreTest, ReadersSeeWritesOfThisAndOtherProcesses) {
