@@ -240,9 +240,6 @@ asio::awaitable<Result<ApiKey>> SqliteStore::find_api_key(std::string hash_hex) 
 
 namespace {
 
-// Inserts the entries and adds each account's number to its count, one update per account.
-// An entry that cannot be written is left out (and not counted); the others go on, unless
-// the failure took the transaction with it.
 // The text of an INSERT of `rows` log entries (?1…?9 the first's, ?10…?18 the second's…).
 std::string insert_logs_sql(std::size_t rows) {
     std::string sql =
@@ -288,6 +285,9 @@ Result<void> insert_log_rows(Db& db, const std::vector<LogEntry>& entries, std::
     return s->run();
 }
 
+// Inserts the entries and adds each account's number to its count, one update per account.
+// An entry that cannot be written is left out (and not counted); the others go on, unless
+// the failure took the transaction with it.
 error_code insert_logs(Db& db, const std::vector<LogEntry>& entries) {
     std::vector<std::pair<std::string_view, std::int64_t>> counts;  // few accounts a batch
     auto count = [&](const LogEntry& e) {
@@ -306,16 +306,13 @@ error_code insert_logs(Db& db, const std::vector<LogEntry>& entries) {
         auto r = insert_log_rows(db, entries, first, rows);
         if (!r && sqlite3_get_autocommit(db.handle())) return r.error();  // rolled back
         for (std::size_t i = first; i < first + rows; ++i) {
-            if (!r && rows > 1) {
-                auto one = insert_log_rows(db, entries, i, 1);
+            if (!r) {  // each row again on its own, unless it was alone
+                auto one = rows > 1 ? insert_log_rows(db, entries, i, 1) : r;
                 if (!one) {
                     if (sqlite3_get_autocommit(db.handle())) return one.error();
                     log::warn("request log write failed: {}", one.error().message());
                     continue;
                 }
-            } else if (!r) {
-                log::warn("request log write failed: {}", r.error().message());
-                continue;
             }
             count(entries[i]);
         }
