@@ -147,16 +147,16 @@ void Writer::run_batch(std::vector<Pending>& batch) {
 // hold, so they can run again): run_apart() then runs them again, each in a savepoint, so
 // that the one failing does not undo the others.
 bool Writer::run_together(std::vector<Pending>& batch) {
-    if (!db_.run("BEGIN IMMEDIATE")) return false;
+    // Once a job has failed, the transaction is rolled back and no more jobs run, but the
+    // batch still takes the jobs on their way, so that they run apart with it and share its
+    // commit as they would have.
+    const bool began = static_cast<bool>(db_.run("BEGIN IMMEDIATE"));
+    error_code failed = began ? error_code{} : make_error_code(errc::io);
     std::size_t ran = 0;
     for (;;) {
-        for (; ran < batch.size(); ++ran) {
-            if (auto ec = batch[ran].job(db_)) {
-                (void)db_.exec("ROLLBACK");
-                if (batch.size() > 1) return false;
-                if (batch[0].done) batch[0].done(ec);  // alone: nothing else to keep
-                return true;
-            }
+        for (; !failed && ran < batch.size(); ++ran) {
+            failed = batch[ran].job(db_);
+            if (failed) (void)db_.exec("ROLLBACK");
         }
         std::unique_lock lock(mutex_);
         if (!pending_.empty() && batch.size() < kMaxBatch) {
@@ -168,6 +168,11 @@ bool Writer::run_together(std::vector<Pending>& batch) {
         if (stopping_ || expected_ == 0 || !gathering_ || batch.size() >= kMaxBatch) break;
         if (cv_.wait_until(lock, gather_until_) == std::cv_status::timeout && pending_.empty())
             break;
+    }
+    if (failed) {
+        if (!began || batch.size() > 1) return false;
+        if (batch[0].done) batch[0].done(failed);  // alone: nothing else to keep, no rerun
+        return true;
     }
     const auto committed = commit(batch.size());
     for (auto& p : batch)

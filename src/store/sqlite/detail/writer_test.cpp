@@ -173,6 +173,50 @@ TEST_F(WriterTest, AFailingJobDoesNotUndoItsBatch) {
     sqlite3_close(db);
 }
 
+// A job that fails before the jobs announced with it have come: the batch still waits for
+// them, and they run apart with it and share one commit.
+TEST_F(WriterTest, AJobFailingFirstStillWaitsForItsBatch) {
+    std::atomic<int> runs{0};
+    std::atomic<bool> failed_done{false}, second{false}, third{false};
+    for (int i = 0; i < 3; ++i) writer_->expect();
+    writer_->submit(
+        [&runs](Db& db) -> error_code {
+            ++runs;
+            auto st = db.prepare("INSERT INTO missing_table (v) VALUES (1)");
+            return st ? error_code{} : st.error();
+        },
+        [&](error_code) { failed_done = true; }, true);
+    std::this_thread::sleep_for(50ms);  // it has run, and failed, alone
+    EXPECT_EQ(runs, 1);
+    EXPECT_FALSE(failed_done) << "its batch waits for the announced jobs";
+    insert(2, second, true);
+    insert(3, third, true);
+    ASSERT_TRUE(wait_for(failed_done) && wait_for(second) && wait_for(third));
+    EXPECT_EQ(runs, 2) << "together, then apart";
+    EXPECT_EQ(commits_, 1) << "the three in one batch";
+}
+
+// A job alone in its batch that fails is told at once: it does not run a second time.
+TEST_F(WriterTest, ALoneFailingJobRunsOnce) {
+    std::atomic<int> runs{0};
+    std::atomic<bool> done{false};
+    error_code result;
+    writer_->submit(
+        [&runs](Db& db) -> error_code {
+            ++runs;
+            auto st = db.prepare("INSERT INTO missing_table (v) VALUES (1)");
+            return st ? error_code{} : st.error();
+        },
+        [&](error_code ec) {
+            result = ec;
+            done = true;
+        });
+    ASSERT_TRUE(wait_for(done));
+    EXPECT_TRUE(result);
+    EXPECT_EQ(runs, 1);
+    EXPECT_EQ(commits_, 0);
+}
+
 // A COMMIT that fails (here: a deferred foreign key left broken) fails every job of its
 // batch and is rolled back; the next batch, with the same cached COMMIT, commits.
 TEST_F(WriterTest, AFailedCommitFailsItsBatchAndTheNextOneCommits) {
