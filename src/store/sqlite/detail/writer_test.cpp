@@ -53,6 +53,15 @@ class WriterTest : public ::testing::Test {
         };
     }
 
+    // A job that fails (its table does not exist), counting its runs.
+    static Writer::Job failing_job(std::atomic<int>& runs) {
+        return [&runs](Db& db) -> error_code {
+            ++runs;
+            auto st = db.prepare("INSERT INTO missing_table (v) VALUES (1)");
+            return st ? error_code{} : st.error();
+        };
+    }
+
     // Submits an insert; `done` is set once it is committed.
     void insert(int v, std::atomic<bool>& done, bool expected = false) {
         writer_->submit(
@@ -147,11 +156,7 @@ TEST_F(WriterTest, AFailingJobDoesNotUndoItsBatch) {
     for (int i = 0; i < 3; ++i) writer_->expect();  // so that the three share a batch
     insert(1, first, true);
     writer_->submit(
-        [&runs](Db& db) -> error_code {
-            ++runs;
-            auto st = db.prepare("INSERT INTO missing_table (v) VALUES (2)");
-            return st ? error_code{} : st.error();
-        },
+        failing_job(runs),
         [&](error_code ec) {
             second_error = ec;
             second_done = true;
@@ -180,12 +185,7 @@ TEST_F(WriterTest, AJobFailingFirstStillWaitsForItsBatch) {
     std::atomic<bool> failed_done{false}, second{false}, third{false};
     for (int i = 0; i < 3; ++i) writer_->expect();
     writer_->submit(
-        [&runs](Db& db) -> error_code {
-            ++runs;
-            auto st = db.prepare("INSERT INTO missing_table (v) VALUES (1)");
-            return st ? error_code{} : st.error();
-        },
-        [&](error_code) { failed_done = true; }, true);
+        failing_job(runs), [&](error_code) { failed_done = true; }, true);
     std::this_thread::sleep_for(50ms);  // it has run, and failed, alone
     EXPECT_EQ(runs, 1);
     EXPECT_FALSE(failed_done) << "its batch waits for the announced jobs";
@@ -201,16 +201,10 @@ TEST_F(WriterTest, ALoneFailingJobRunsOnce) {
     std::atomic<int> runs{0};
     std::atomic<bool> done{false};
     error_code result;
-    writer_->submit(
-        [&runs](Db& db) -> error_code {
-            ++runs;
-            auto st = db.prepare("INSERT INTO missing_table (v) VALUES (1)");
-            return st ? error_code{} : st.error();
-        },
-        [&](error_code ec) {
-            result = ec;
-            done = true;
-        });
+    writer_->submit(failing_job(runs), [&](error_code ec) {
+        result = ec;
+        done = true;
+    });
     ASSERT_TRUE(wait_for(done));
     EXPECT_TRUE(result);
     EXPECT_EQ(runs, 1);
