@@ -19,7 +19,9 @@
 #      the disk of the data dir (1 KB appended + fdatasync, in a loop, for $FSYNC_SECONDS s
 #      with one thread, then with $FSYNC_THREADS threads), nginx and posthorn, each with
 #      `wrk --latency -t$THREADS -c$CONNECTIONS -d${DURATION}s` and the same POST request;
-#      `perf stat`, where it can, counts the fsync/fdatasync calls posthorn makes meanwhile;
+#      after each posthorn run, a run of $COUNT_SECONDS s more at the same load during which
+#      `perf stat`, where it can, counts the fsync/fdatasync calls posthorn makes (not
+#      during the measured run: the syscall tracepoints cost posthorn ~3% of its rate);
 #   3. runs posthorn $ROUNDS more times at about $PACED_FRACTION of its median maximum (wrk
 #      has no -R here: a LuaJIT script paces requests with wrk's delay() hook) and reports
 #      each run and their medians; if pacing is not possible, a light-load run with
@@ -30,7 +32,7 @@
 #   5. prints a markdown section and replaces the send_emails section of $RESULTS.
 #
 # Options (environment): ROUNDS=3 DURATION=10 WARMUP=3 THREADS=2 CONNECTIONS=64
-#   LIGHT_CONNECTIONS=8 PACED_FRACTION=0.5 FSYNC_SECONDS=5 FSYNC_THREADS=4
+#   LIGHT_CONNECTIONS=8 PACED_FRACTION=0.5 FSYNC_SECONDS=5 FSYNC_THREADS=4 COUNT_SECONDS=4
 #   TEXT_BYTES=1024 (the email's text) PH_BIN=build/posthorn
 #   NOISY_PCT=10 (flag runs where steal or other processes took more of the machine)
 #   RESULTS=bench/RESULTS.md (empty: do not write it) KEEP_TMP=1 (keep the temp dir).
@@ -58,6 +60,7 @@ LIGHT_CONNECTIONS=${LIGHT_CONNECTIONS:-8}
 PACED_FRACTION=${PACED_FRACTION:-0.5}
 FSYNC_SECONDS=${FSYNC_SECONDS:-5}
 FSYNC_THREADS=${FSYNC_THREADS:-4}
+COUNT_SECONDS=${COUNT_SECONDS:-4}
 TEXT_BYTES=${TEXT_BYTES:-1024}
 PH_BIN=${PH_BIN:-build/posthorn}
 RESULTS=${RESULTS-bench/RESULTS.md}
@@ -70,7 +73,7 @@ SPF_INCLUDE=spf.posthorn.test
 INBOUND_MX=mx.posthorn.test
 
 say() { printf '[send_emails] %s\n' "$*" >&2; }
-for v in ROUNDS DURATION WARMUP THREADS CONNECTIONS LIGHT_CONNECTIONS FSYNC_SECONDS FSYNC_THREADS TEXT_BYTES; do
+for v in ROUNDS DURATION WARMUP THREADS CONNECTIONS LIGHT_CONNECTIONS FSYNC_SECONDS FSYNC_THREADS COUNT_SECONDS TEXT_BYTES; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')" 2
 done
 [[ $PACED_FRACTION =~ ^0?\.[0-9]+$ ]] || die "PACED_FRACTION must be in (0,1) (got '$PACED_FRACTION')" 2
@@ -137,8 +140,11 @@ used_ports=" "
 # ---- measurements ------------------------------------------------------------------
 
 # The fsync and fdatasync calls posthorn makes during a run, counted by `perf stat` on the
-# syscall tracepoints (in the kernel, no sampling: it does not slow the server down), when
-# perf can do that here; else they are not counted.
+# syscall tracepoints, when perf can do that here; else they are not counted. Not free: with
+# a syscall tracepoint enabled every system call of the server takes the kernel's slow path,
+# which cost posthorn 2-5% of its full-load rate (3 pairs of 8 s runs, alternating, in the
+# thirteenth session); so the full-load runs that are measured go uncounted, and a run of
+# their own counts (count_syncs).
 perf_ok=0
 if command -v perf >/dev/null 2>&1 &&
   perf stat -x, -o /dev/null -e syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync -- true >/dev/null 2>&1; then
@@ -164,12 +170,13 @@ perf_stop() { # OUT
 # run_wrk TARGET LABEL SECONDS WRK_ARGS...: one wrk run against nginx or posthorn; sets W to
 # "req_per_s p50 p99 requests non_2xx socket_errors cpu_ms_per_request steal_pct other_pct"
 # where other_pct is the CPU time used by processes other than the server and wrk, in % of
-# the machine, and (posthorn) PF to the fsync + fdatasync calls it made meanwhile ("" if not
-# counted).
+# the machine, and (posthorn, when count_syncs is 1) PF to the fsync + fdatasync calls it
+# made meanwhile ("" if not counted).
 # Returns 1 (after printing wrk's output) when wrk fails or its output cannot be read;
 # exits at once when posthorn died during the run.
 W=
 PF=
+count_syncs=1
 run_wrk() {
   local target=$1 label=$2 secs=$3 out pids m0 m1 c0 c1 w0 w1 parsed reqs tck cpu noise
   shift 3
@@ -181,7 +188,7 @@ run_wrk() {
     pids=("$nginx_pid" $(pgrep -P "$nginx_pid" || true))
   else
     pids=("$ph_pid")
-    perf_start "$tmp/perf-$label.txt" "$ph_pid"
+    if ((count_syncs)); then perf_start "$tmp/perf-$label.txt" "$ph_pid"; fi
   fi
   m0=$(machine_ticks)
   c0=$(cpu_ticks "${pids[@]}")
@@ -632,15 +639,21 @@ for ((r = 1; r <= ROUNDS; r++)); do
         n_rps[r]=$rps n_p50[r]=$p50 n_p99[r]=$p99 n_cpu[r]=$cpu n_st[r]="$st% / $ot%"
         ;;
       posthorn)
-        say "round $r/$ROUNDS: posthorn (${DURATION}s)"
+        say "round $r/$ROUNDS: posthorn (${DURATION}s, then ${COUNT_SECONDS}s counting its syncs)"
         p_rows[r]=$(emails_rows)
+        count_syncs=0
         run_wrk posthorn "r$r-posthorn" "$DURATION" "${wrk_ph[@]}" || die "round $r: the posthorn run failed"
+        count_syncs=1
         read -r rps p50 p99 rq n2 se cpu st ot <<<"$W"
         account_posthorn "$rq" "$n2" "$se" "$CONNECTIONS"
         note_noise "round $r posthorn" "$st" "$ot"
         p_rps[r]=$rps p_p50[r]=$p50 p_p99[r]=$p99 p_cpu[r]=$cpu p_st[r]="$st% / $ot%"
-        p_fsync[r]=$(fsyncs_text "$rq" "$DURATION")
-        [[ -z $PF ]] || ((PF == 0)) || { p_fs[r]=$(calc "$PF / $DURATION"); p_spf[r]=$(calc "$rq / $PF"); }
+        run_wrk posthorn "r$r-posthorn-count" "$COUNT_SECONDS" "${wrk_ph[@]}" ||
+          die "round $r: the posthorn run counting syncs failed"
+        read -r _ _ _ rq n2 se _ _ _ <<<"$W"
+        account_posthorn "$rq" "$n2" "$se" "$CONNECTIONS"
+        p_fsync[r]=$(fsyncs_text "$rq" "$COUNT_SECONDS")
+        [[ -z $PF ]] || ((PF == 0)) || { p_fs[r]=$(calc "$PF / $COUNT_SECONDS"); p_spf[r]=$(calc "$rq / $PF"); }
         ;;
     esac
   done
@@ -827,8 +840,10 @@ section="$tmp/section.md"
   echo "per request, in ms; noise = the machine's CPU steal / CPU used by other processes than the"
   echo "server (or fsync tool) and wrk, in % of all CPUs, during the run (fsync: the 1-thread run);"
   echo "rows = emails stored when the posthorn run started; syncs/s = the fsync and fdatasync calls"
-  echo "posthorn made per second of the run (counted by \`perf stat\` on the syscall tracepoints; ? when"
-  echo "perf could not), sends/sync = the sends answered per such call: the group commit at work."
+  echo "posthorn made per second of a ${COUNT_SECONDS}s run at the same load right after the measured one"
+  echo "(counted by \`perf stat\` on the syscall tracepoints, which slow posthorn by a few %, hence not"
+  echo "during the measured run; ? when perf could not), sends/sync = the sends answered per such call:"
+  echo "the group commit at work. At half load the syncs are counted during the runs themselves."
   echo
   echo "| round | fsync/s | fsync/s ×$FSYNC_THREADS | noise | nginx req/s | p50 | p99 | CPU | noise | posthorn sends/s | p50 | p99 | CPU | noise | rows | syncs/s | sends/sync | posthorn/nginx | posthorn/fsync |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
