@@ -558,7 +558,10 @@ say "Postfix $pf_version: master pid $pf_master, inbound smtpd on 127.0.0.1:$pf_
 # The fsync and fdatasync calls posthorn makes during each of its runs (its group commit at
 # work), and its pwrite64 calls (SQLite writes a page per call), counted by `perf stat` on
 # the syscall tracepoints (counting in the kernel, no sampling), when perf can do that
-# here. Postfix's cleanup fsyncs each queue file: one per message.
+# here. Not free: with a syscall tracepoint enabled every system call of posthorn takes the
+# kernel's slow path (2-5% of the HTTP sends' full-load rate, bench/send_emails.sh), so the
+# figures here are slightly against posthorn, whose runs alone are counted. Postfix's
+# cleanup fsyncs each queue file: one per message.
 pstat_ok=0
 if command -v perf >/dev/null 2>&1 &&
   perf stat -x, -o /dev/null -e syscalls:sys_enter_fsync,syscalls:sys_enter_fdatasync,syscalls:sys_enter_pwrite64 -- true >/dev/null 2>&1; then
