@@ -15,9 +15,11 @@
 #      mail.example.com, whose records (DKIM CNAMEs and the TXT they point to, SPF, DMARC,
 #      MX) are published in dnsmasq so that `POST /v1/domains/mail.example.com/verify`
 #      answers VERIFIED: only a verified domain may send;
-#   2. warms up, then, for $ROUNDS rounds, measures in rotating order: the fsync rate of
-#      the disk of the data dir (1 KB appended + fdatasync, in a loop, for $FSYNC_SECONDS s
-#      with one thread, then with $FSYNC_THREADS threads), nginx and posthorn, each with
+#   2. writes once to the machine's free memory (touch_free_memory in bench/lib.sh: on a
+#      fresh VM a page's first write costs a fault in the host), warms up, then, for
+#      $ROUNDS rounds, measures in rotating order: the fsync rate of the disk of the data
+#      dir (1 KB appended + fdatasync, in a loop, for $FSYNC_SECONDS s with one thread, then
+#      with $FSYNC_THREADS threads), nginx and posthorn, each with
 #      `wrk --latency -t$THREADS -c$CONNECTIONS -d${DURATION}s` and the same POST request;
 #      after each posthorn run, a run of $COUNT_SECONDS s more at the same load during which
 #      `perf stat`, where it can, counts the fsync/fdatasync calls posthorn makes (not
@@ -592,6 +594,9 @@ account_nginx() { # non2xx sockerr
   nginx_sockerr=$((nginx_sockerr + $2))
 }
 
+say "writing once to the machine's free memory (see touch_free_memory in bench/lib.sh)"
+touch_free_memory
+say "touched ${TOUCHED% *} GiB in ${TOUCHED#* } s"
 say "warm-up: ${WARMUP}s each"
 run_fsync warmup 1 1 || die "the fsync warm-up failed"
 run_wrk nginx warmup-nginx "$WARMUP" "${wrk_nginx[@]}" || die "the nginx warm-up failed"
@@ -802,6 +807,8 @@ section="$tmp/section.md"
   echo
   echo "- Machine: $nproc_n CPUs, $cpu_model; $os_name, kernel $(uname -r); load average $load_at_start at the start."
   echo "- Disk: the data dir and the fsync tool's files on $disk ($fs_type, $mount_opts)."
+  echo "- Memory: before the runs, ${TOUCHED% *} GiB of free memory written once and freed (${TOUCHED#* } s), so that the"
+  echo "  page cache a growing database fills is memory the VM's host already backs (\`touch_free_memory\` in bench/lib.sh)."
   echo "- Software: posthorn $ph_commit (\`$PH_BIN\`, sha256 $ph_sha…), nginx $nginx_version, wrk $wrk_version,"
   echo "  dnsmasq $dns_version, Python $py_version (the fsync tool)."
   echo "- Request: \`POST\` with \`Content-Type: application/json\` and a $body_bytes-byte body,"
