@@ -23,7 +23,9 @@
 #      delivery relay (POSTHORN_DELIVERY_RELAY) is a loopback listener that takes
 #      connections and never answers (as in bench/send_emails.sh), so the delivery engine
 #      claims one batch, opens its sessions and waits for a greeting instead of delivering;
-#   3. warms both up, then for each size and each of $ROUNDS rounds, in rotating order:
+#   3. warms both up, writes once to the machine's free memory (touch_free_memory in
+#      bench/lib.sh: on a fresh VM a page's first write costs a fault in the host), then
+#      for each size and each of $ROUNDS rounds, in rotating order:
 #        - inbound: `smtp-source -s $SESSIONS -d -m $MESSAGES -l <size>` to
 #          support@mail.example.com, against Postfix's inbound smtpd and posthorn's inbound
 #          listener;
@@ -763,6 +765,9 @@ say "warmed up; posthorn's delivery sessions waiting on the silent relay: $held_
 
 # ---- measure -----------------------------------------------------------------------
 
+say "writing once to the machine's free memory (see touch_free_memory in bench/lib.sh)"
+touch_free_memory
+say "touched ${TOUCHED% *} GiB in ${TOUCHED#* } s"
 noisy=()
 declare -A res
 t_measure=$SECONDS
@@ -945,6 +950,8 @@ section="$tmp/section.md"
   echo "anything: acceptance alone is measured."
   echo
   echo "- Machine: $nproc_n CPUs, $cpu_model; $os_name, kernel $(uname -r); load average $load_at_start at the start."
+  echo "- Memory: before the runs, ${TOUCHED% *} GiB of free memory written once and freed (${TOUCHED#* } s), so that the"
+  echo "  page cache that a growing database or queue fills is memory the VM's host already backs (\`touch_free_memory\`, bench/lib.sh)."
   echo "  Servers and load share the same $nproc_n CPUs."
   if [[ ${#build_waits[@]} -gt 0 ]]; then
     echo "  Another engineer builds C++ on this machine: before each run the script waits until no \`cc1plus\` or \`ninja\`"
