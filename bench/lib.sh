@@ -278,7 +278,8 @@ die() {
 # not (thirteenth session: a 2.5 GB database on a fresh VM, 26.5k sends/s, the checkpointer
 # ~60% of its time in that copy; after touching the free memory, 27.4k and the cost gone;
 # bench/RESULTS.md, send_emails' notes). Leaves 1 GiB free, so that nothing is evicted, and
-# writes at most 32 GiB (~1 s a GiB here once the host backs it, ~2.5 s the first time).
+# writes at most 32 GiB (1-2.5 s a GiB here: the host takes back some of what a guest
+# frees, so a page written once may fault again later).
 touch_free_memory() {
   local start end
   start=$(date +%s.%N)
