@@ -269,21 +269,23 @@ die() {
   exit "${2:-1}"
 }
 
-# Writes once to (nearly) all of the machine's free memory, then frees it; sets TOUCHED to
-# "GiB seconds". On these machines (Firecracker VMs) the host backs a guest's memory lazily:
-# the first write to a page the guest has never used costs a fault in the host, ~10 µs,
-# where a recycled page costs nothing. A server that stores data grows the page cache into
-# such pages (posthorn's database: ~2 KB a send, a new page every other send), and on a
-# fresh VM pays for it; after this, as on any machine that has been up for a while, it does
-# not (thirteenth session: a 2.5 GB database on a fresh VM, 26.5k sends/s, the checkpointer
-# ~60% of its time in that copy; after touching the free memory, 27.4k and the cost gone;
+# Writes once to (nearly) all of the machine's free memory, then frees it; sets TOUCHED_GIB
+# and TOUCHED_S (what it wrote, and how long it took), for memory_line. On these machines
+# (Firecracker VMs) the host backs a guest's memory lazily: the first write to a page the
+# guest has never used costs a fault in the host, ~10 µs, where a recycled page costs
+# nothing. A server that stores data grows the page cache into such pages (posthorn's
+# database: ~2 KB a send, a new page every other send), and on a fresh VM pays for it;
+# after this, as on any machine that has been up for a while, it does not (thirteenth
+# session: a 2.5 GB database on a fresh VM, 26.5k sends/s, the checkpointer ~60% of its
+# time in that copy; after touching the free memory, 27.4k and the cost gone;
 # bench/RESULTS.md, send_emails' notes). Leaves 1 GiB free, so that nothing is evicted, and
 # writes at most 32 GiB (1-2.5 s a GiB here: the host takes back some of what a guest
 # frees, so a page written once may fault again later).
 touch_free_memory() {
-  local start end
+  local start
+  say "writing once to the machine's free memory (touch_free_memory in bench/lib.sh)"
   start=$(date +%s.%N)
-  TOUCHED=$("$PY" - <<'PY'
+  TOUCHED_GIB=$("$PY" - <<'PY'
 import mmap
 free_kb = 0
 for line in open("/proc/meminfo"):
@@ -298,7 +300,13 @@ if size > 0:
     m.close()
 print(f"{size / 2**30:.1f}")
 PY
-  ) || TOUCHED=0
-  end=$(date +%s.%N)
-  TOUCHED="$TOUCHED $(fmt '%.0f' "$(calc "$end - $start")")"
+  ) || TOUCHED_GIB=0
+  TOUCHED_S=$(fmt '%.0f' "$(calc "$(date +%s.%N) - $start")")
+  say "touched $TOUCHED_GIB GiB in $TOUCHED_S s"
+}
+
+# The results section's line on what touch_free_memory did.
+memory_line() {
+  echo "- Memory: before the runs, $TOUCHED_GIB GiB of free memory written once and freed ($TOUCHED_S s), so that the"
+  echo "  page cache that a growing database or queue fills is memory the VM's host already backs (\`touch_free_memory\`, bench/lib.sh)."
 }

@@ -594,9 +594,7 @@ account_nginx() { # non2xx sockerr
   nginx_sockerr=$((nginx_sockerr + $2))
 }
 
-say "writing once to the machine's free memory (see touch_free_memory in bench/lib.sh)"
 touch_free_memory
-say "touched ${TOUCHED% *} GiB in ${TOUCHED#* } s"
 say "warm-up: ${WARMUP}s each"
 run_fsync warmup 1 1 || die "the fsync warm-up failed"
 run_wrk nginx warmup-nginx "$WARMUP" "${wrk_nginx[@]}" || die "the nginx warm-up failed"
@@ -807,8 +805,7 @@ section="$tmp/section.md"
   echo
   echo "- Machine: $nproc_n CPUs, $cpu_model; $os_name, kernel $(uname -r); load average $load_at_start at the start."
   echo "- Disk: the data dir and the fsync tool's files on $disk ($fs_type, $mount_opts)."
-  echo "- Memory: before the runs, ${TOUCHED% *} GiB of free memory written once and freed (${TOUCHED#* } s), so that the"
-  echo "  page cache a growing database fills is memory the VM's host already backs (\`touch_free_memory\` in bench/lib.sh)."
+  memory_line
   echo "- Software: posthorn $ph_commit (\`$PH_BIN\`, sha256 $ph_sha…), nginx $nginx_version, wrk $wrk_version,"
   echo "  dnsmasq $dns_version, Python $py_version (the fsync tool)."
   echo "- Request: \`POST\` with \`Content-Type: application/json\` and a $body_bytes-byte body,"

@@ -765,9 +765,7 @@ say "warmed up; posthorn's delivery sessions waiting on the silent relay: $held_
 
 # ---- measure -----------------------------------------------------------------------
 
-say "writing once to the machine's free memory (see touch_free_memory in bench/lib.sh)"
 touch_free_memory
-say "touched ${TOUCHED% *} GiB in ${TOUCHED#* } s"
 noisy=()
 declare -A res
 t_measure=$SECONDS
@@ -950,8 +948,6 @@ section="$tmp/section.md"
   echo "anything: acceptance alone is measured."
   echo
   echo "- Machine: $nproc_n CPUs, $cpu_model; $os_name, kernel $(uname -r); load average $load_at_start at the start."
-  echo "- Memory: before the runs, ${TOUCHED% *} GiB of free memory written once and freed (${TOUCHED#* } s), so that the"
-  echo "  page cache that a growing database or queue fills is memory the VM's host already backs (\`touch_free_memory\`, bench/lib.sh)."
   echo "  Servers and load share the same $nproc_n CPUs."
   if [[ ${#build_waits[@]} -gt 0 ]]; then
     echo "  Another engineer builds C++ on this machine: before each run the script waits until no \`cc1plus\` or \`ninja\`"
@@ -960,6 +956,7 @@ section="$tmp/section.md"
     echo "  Before each run the script checked that no \`cc1plus\` or \`ninja\` ran (C++ builds happen on this"
     echo "  machine); none did, no run had to wait."
   fi
+  memory_line
   echo "- Software: posthorn $ph_commit (a copy of \`$PH_BIN\`, sha256 $ph_sha…), Postfix $pf_version (and its smtp-source),"
   echo "  OpenSSL $ossl_version, Python $py_version (the submission client), dnsmasq $dns_version."
   echo "- Postfix: a private instance (main.cf, master.cf, queue and log in a temporary directory), no chroot,"
