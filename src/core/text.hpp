@@ -44,4 +44,50 @@ inline bool is_ascii(std::string_view s) {
     return (any & 0x8080808080808080ULL) == 0;
 }
 
+// Appends `s` as a JSON string, quotes included, escaped as Boost.JSON's serializer escapes
+// it (\" \\ \b \f \n \r \t, other control characters \u00xx; every other byte as it
+// is), so that an answer written piece by piece is the same text as one serialized from a
+// json::object, without building the object first.
+inline void append_json_string(std::string& out, std::string_view s) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += '"';
+    std::size_t plain = 0;  // start of the run not yet copied
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        out.append(s, plain, i - plain);
+        plain = i + 1;
+        out += '\\';
+        switch (c) {
+            case '"':
+                out += '"';
+                break;
+            case '\\':
+                out += '\\';
+                break;
+            case '\b':
+                out += 'b';
+                break;
+            case '\f':
+                out += 'f';
+                break;
+            case '\n':
+                out += 'n';
+                break;
+            case '\r':
+                out += 'r';
+                break;
+            case '\t':
+                out += 't';
+                break;
+            default:
+                out += "u00";
+                out += kHex[c >> 4];
+                out += kHex[c & 0xF];
+        }
+    }
+    out.append(s, plain);
+    out += '"';
+}
+
 }  // namespace posthorn::core

@@ -1,6 +1,8 @@
 #include "core/text.hpp"
 
 #include <gtest/gtest.h>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
 
 #include <string>
 
@@ -32,6 +34,28 @@ TEST(Text, IsAsciiFindsAHighByteAnywhere) {
         EXPECT_FALSE(is_ascii(std::string_view(t).substr(i))) << i;
         EXPECT_TRUE(is_ascii(std::string_view(t).substr(0, i))) << i;
     }
+}
+
+// The answer of POST /v1/emails is written with append_json_string as Boost.JSON would
+// serialize it: every byte alone, and runs of plain text between escapes.
+TEST(Text, AppendJsonStringEscapesAsBoostJsonDoes) {
+    auto ours = [](std::string_view s) {
+        std::string out = "x";
+        append_json_string(out, s);
+        return out;
+    };
+    auto boosts = [](std::string_view s) {
+        return "x" + boost::json::serialize(boost::json::string(s));  // appended: "x" stays
+    };
+    for (int b = 0; b < 256; ++b) {
+        const std::string s(1, static_cast<char>(b));
+        EXPECT_EQ(ours(s), boosts(s)) << "byte " << b;
+    }
+    for (std::string_view s :
+         {"", "plain", "Ann \"A\" <a@b.example>", "back\\slash", "tab\tnew\nline\r\n",
+          "\x01\x1f\x7f", "caf\xC3\xA9 \xE2\x82\xAC", "\"\"", "end\\"})
+        EXPECT_EQ(ours(s), boosts(s)) << s;
+    EXPECT_EQ(ours("a\"b\n\x01"), R"(x"a\"b\n\u0001")");
 }
 
 }  // namespace
