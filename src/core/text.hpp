@@ -1,5 +1,6 @@
-// core/text.hpp — small ASCII text helpers shared by the modules (protocol keywords, DNS
-// names, header names and e-mail domains compare case-insensitively in ASCII only).
+// core/text.hpp — small text helpers shared by the modules: ASCII case (protocol keywords,
+// DNS names, header names and e-mail domains compare case-insensitively in ASCII only) and
+// JSON string literals.
 #pragma once
 
 #include <cstdint>
@@ -46,8 +47,8 @@ inline bool is_ascii(std::string_view s) {
 
 // Appends `s` as a JSON string, quotes included, escaped as Boost.JSON's serializer escapes
 // it (\" \\ \b \f \n \r \t, other control characters \u00xx; every other byte as it
-// is), so that an answer written piece by piece is the same text as one serialized from a
-// json::object, without building the object first.
+// is), so that a JSON text written piece by piece (the answer of a send, an event's data)
+// is the same as one serialized from a json::object, without building the object first.
 inline void append_json_string(std::string& out, std::string_view s) {
     static constexpr char kHex[] = "0123456789abcdef";
     out += '"';
@@ -57,37 +58,31 @@ inline void append_json_string(std::string& out, std::string_view s) {
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         out.append(s, plain, i - plain);
         plain = i + 1;
+        const char short_form = c == '"' || c == '\\' ? static_cast<char>(c)
+                                : c == '\b'           ? 'b'
+                                : c == '\f'           ? 'f'
+                                : c == '\n'           ? 'n'
+                                : c == '\r'           ? 'r'
+                                : c == '\t'           ? 't'
+                                                      : '\0';
         out += '\\';
-        switch (c) {
-            case '"':
-                out += '"';
-                break;
-            case '\\':
-                out += '\\';
-                break;
-            case '\b':
-                out += 'b';
-                break;
-            case '\f':
-                out += 'f';
-                break;
-            case '\n':
-                out += 'n';
-                break;
-            case '\r':
-                out += 'r';
-                break;
-            case '\t':
-                out += 't';
-                break;
-            default:
-                out += "u00";
-                out += kHex[c >> 4];
-                out += kHex[c & 0xF];
+        if (short_form) {
+            out += short_form;
+        } else {
+            out += "u00";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xF];
         }
     }
     out.append(s, plain);
     out += '"';
+}
+
+// `s` as a JSON string, quotes included (append_json_string).
+inline std::string json_string(std::string_view s) {
+    std::string out;
+    append_json_string(out, s);
+    return out;
 }
 
 }  // namespace posthorn::core

@@ -2,16 +2,10 @@
 // store/sqlite.
 #pragma once
 
-#include <string>
-#include <string_view>
-
 #include "store/sqlite/detail/db.hpp"
 #include "store/types.hpp"
 
 namespace posthorn::store::sqlite::detail {
-
-// `s` as a JSON string literal, quotes included.
-std::string json_string(std::string_view s);
 
 // Writes the event; the events_fan_out trigger adds its webhook deliveries.
 Result<void> insert_event(Db& db, const Event& e);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/blocking.hpp"
+#include "core/text.hpp"
 #include "store/sqlite/detail/checkpointer.hpp"
 #include "store/sqlite/detail/db.hpp"
 #include "store/sqlite/detail/events.hpp"
@@ -91,9 +92,9 @@ inline auto lift_leases(const char* sql, std::string owner) {
 
 }  // namespace detail
 
+using core::json_string;
 using detail::Db;
 using detail::insert_event;
-using detail::json_string;
 using detail::Stmt;
 
 struct SqliteStore::Impl {
