@@ -11,7 +11,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config clang-format
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-system1.81-dev
   libsqlite3-dev libpq-dev libgmime-3.0-dev libc-ares-dev libssl-dev libcurl4-openssl-dev
-  libgumbo-dev libjemalloc-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev libidn2-dev
+  libsimdjson-dev libgumbo-dev libjemalloc-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev libidn2-dev
   libgtest-dev libgmock-dev
   # run (make run prints a curl line) and test
   curl sqlite3 python3 python3-pytest python3-aiosmtpd python3-dkim python3-cryptography dnsmasq-base swaks

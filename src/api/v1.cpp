@@ -1,11 +1,11 @@
 #include "api/v1.hpp"
 
 #include <boost/json/monotonic_resource.hpp>
-#include <boost/json/parse.hpp>
 
 #include <chrono>
 
 #include "api/detail/context.hpp"
+#include "api/detail/json_body.hpp"
 #include "api/domains.hpp"
 #include "api/emails.hpp"
 #include "api/inbound.hpp"
@@ -125,7 +125,7 @@ asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, std::strin
             co_return http::error_response(
                 400, "INVALID_JSON", "request body must be JSON (Content-Type: application/json)");
         error_code ec;
-        body = boost::json::parse(req.body, ec, memory);
+        detail::parse_json_body(req.body, body, ec);
         if (ec)
             co_return http::error_response(400, "INVALID_JSON",
                                            "request body is not valid JSON: " + ec.message());

@@ -1,11 +1,14 @@
 // libFuzzer target for the body of POST /v1/emails, from the JSON text to the message that
-// would be queued: boost::json's parser, then api::parse_send_request (src/api/
-// send_request.cpp), then, for a request it accepts, mail::build_message. A refused body is
+// would be queued: the API's body parser (src/api/detail/json_body.cpp, simdjson with
+// boost::json behind it), which must give exactly what boost::json::parse gives, the same
+// value or the same error; then api::parse_send_request (src/api/send_request.cpp), then,
+// for a request it accepts, mail::build_message. A refused body is
 // answered 4xx; an accepted one becomes a message whose lines all end in CRLF and are at
 // most 998 bytes long (RFC 5322 §2.1.1), whose header block is fields and their
 // continuations only (nothing in the request can start a header of its own), with one From
 // and no Bcc.
 #include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +16,7 @@
 #include <string_view>
 #include <variant>
 
+#include "api/detail/json_body.hpp"
 #include "api/send_request.hpp"
 #include "mail/message.hpp"
 
@@ -62,8 +66,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace posthorn;
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
     boost::system::error_code ec;
-    auto body = boost::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), ec);
+    boost::json::value body;
+    api::detail::parse_json_body(text, body, ec);
+    boost::system::error_code boost_ec;
+    const auto boost_body = boost::json::parse(text, boost_ec);
+    if (ec != boost_ec || body != boost_body) __builtin_trap();
     if (ec) return 0;
     auto parsed =
         api::parse_send_request(body, {.max_recipients = 50, .max_attachment_bytes = 1 << 16});

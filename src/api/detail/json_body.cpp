@@ -1,0 +1,81 @@
+#include "api/detail/json_body.hpp"
+
+#include <simdjson.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+namespace posthorn::api::detail {
+
+namespace {
+
+namespace json = boost::json;
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// Larger bodies are mostly attachments' base64, which has no escapes: Boost.JSON's fast
+// path is as good there, and the thread's parser does not keep a large buffer.
+constexpr std::size_t kMaxFast = 64 * 1024;
+// Well under Boost.JSON's max_depth (32), so that nothing it refuses is accepted here.
+constexpr int kMaxDepth = 16;
+
+// Builds `out` from `e`; false when the document is nested too deeply for this path.
+bool build(element e, json::value& out, int depth) {
+    switch (e.type()) {
+        case element_type::OBJECT: {
+            if (depth == kMaxDepth) return false;
+            const auto o = e.get_object().value_unsafe();
+            auto& jo = out.emplace_object();
+            jo.reserve(o.size());
+            // A repeated key keeps its first place and its last value, as in Boost.JSON.
+            for (const auto field : o)
+                if (!build(field.value, jo[field.key], depth + 1)) return false;
+            return true;
+        }
+        case element_type::ARRAY: {
+            if (depth == kMaxDepth) return false;
+            const auto a = e.get_array().value_unsafe();
+            auto& ja = out.emplace_array();
+            ja.reserve(a.size());
+            for (const auto item : a) {
+                ja.emplace_back(nullptr);
+                if (!build(item, ja.back(), depth + 1)) return false;
+            }
+            return true;
+        }
+        case element_type::STRING:
+            out.emplace_string() = e.get_string().value_unsafe();
+            return true;
+        case element_type::INT64:
+            out = e.get_int64().value_unsafe();
+            return true;
+        case element_type::UINT64:
+            out = e.get_uint64().value_unsafe();
+            return true;
+        case element_type::DOUBLE:
+            out = e.get_double().value_unsafe();
+            return true;
+        case element_type::BOOL:
+            out = e.get_bool().value_unsafe();
+            return true;
+        case element_type::NULL_VALUE:
+            out = nullptr;
+            return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+void parse_json_body(std::string_view text, json::value& out, error_code& ec) {
+    ec = {};
+    if (text.size() <= kMaxFast) {
+        // One per thread, reused: its buffers are sized by the largest body it has seen.
+        thread_local simdjson::dom::parser parser(kMaxFast);
+        element root;
+        if (!parser.parse(text.data(), text.size()).get(root) && build(root, out, 0)) return;
+    }
+    out = json::parse(text, ec, out.storage());
+}
+
+}  // namespace posthorn::api::detail
