@@ -23,7 +23,10 @@ constexpr UnixMs kIdempotencyTtlMs = 24 * 3'600'000;  // our choice: keys are ke
 
 std::string join_addresses(const std::vector<mail::Mailbox>& list) {
     std::string out;
-    for (const auto& m : list) out += (out.empty() ? "" : ", ") + m.address();
+    for (const auto& m : list) {
+        if (!out.empty()) out += ", ";
+        out.append(m.local).append(1, '@').append(m.domain);
+    }
     return out;
 }
 
@@ -118,7 +121,7 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.from_email = req.from.address();
     e.from_name = req.from.name;
     e.to_display = join_addresses(req.to);
-    e.subject = req.subject;
+    e.subject = std::move(req.subject);
     e.message_id = req.message_id.empty() ? e.id + "@" + deps.smtp_hostname : req.message_id;
     e.return_token = return_token(e.id);
     e.track_opens = req.track_opens.value_or(domain->open_tracking);
@@ -127,13 +130,17 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.created_at = e.queued_at = now;
     e.envelope_id = new_id("env_", now);
     n.total_recipients = static_cast<int>(req.to.size() + req.cc.size() + req.bcc.size());
-    std::vector<std::string> seen;  // one delivery per address, whatever field named it
+    // One delivery per address, whatever field named it.
     auto add = [&](const std::vector<mail::Mailbox>& list, const char* type) {
         for (const auto& m : list) {
-            if (std::find(seen.begin(), seen.end(), m.address()) != seen.end()) continue;
-            seen.push_back(m.address());
-            n.recipients.push_back(
-                {.address = m.address(), .domain = m.domain, .type = type, .next_attempt_at = now});
+            auto address = m.address();
+            if (std::any_of(n.recipients.begin(), n.recipients.end(),
+                            [&](const auto& r) { return r.address == address; }))
+                continue;
+            n.recipients.push_back({.address = std::move(address),
+                                    .domain = m.domain,
+                                    .type = type,
+                                    .next_attempt_at = now});
         }
     };
     add(req.to, "to");

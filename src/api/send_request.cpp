@@ -30,7 +30,8 @@ std::size_t utf8_chars(std::string_view s) {
     return n;
 }
 
-bool has_crlf(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
+constexpr core::ByteSet kLineBreaks("\r\n");
+bool has_crlf(std::string_view s) { return kLineBreaks.any_in(s); }
 
 // Headers the service writes itself; a user-supplied one would clash or forge.
 bool owned_header(std::string_view name) {

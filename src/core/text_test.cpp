@@ -58,5 +58,18 @@ TEST(Text, AppendJsonStringEscapesAsBoostJsonDoes) {
     EXPECT_EQ(ours("a\"b\n\x01"), R"(x"a\"b\n\u0001")");
 }
 
+TEST(Text, ByteSetHoldsExactlyItsBytes) {
+    constexpr ByteSet set(std::string_view("\r\n\0\xff<", 5));
+    for (int b = 0; b < 256; ++b) {
+        const char c = static_cast<char>(b);
+        const bool member = c == '\r' || c == '\n' || c == '\0' || b == 0xff || c == '<';
+        EXPECT_EQ(set.has(c), member) << "byte " << b;
+        EXPECT_EQ(set.any_in(std::string("ab") + c + "cd"), member) << "byte " << b;
+    }
+    EXPECT_FALSE(set.any_in(""));
+    EXPECT_TRUE(set.any_in("line\r"));
+    static_assert(ByteSet("ab").has('a') && !ByteSet("ab").has('c'));
+}
+
 }  // namespace
 }  // namespace posthorn::core

@@ -1,5 +1,6 @@
 #include "mail/address.hpp"
 
+#include "core/text.hpp"
 #include "mail/domain_name.hpp"
 
 namespace posthorn::mail {
@@ -15,11 +16,11 @@ std::string_view trim(std::string_view s) {
 }
 
 // RFC 5322 §3.2.3 atext, plus any UTF-8 byte (RFC 6532 §3.2).
+constexpr core::ByteSet kAtextSymbols("!#$%&'*+-/=?^_`{|}~");
 bool is_atext(unsigned char c) {
     if (c >= 0x80) return true;
-    if (std::isalnum(c)) return true;
-    return std::string_view("!#$%&'*+-/=?^_`{|}~").find(static_cast<char>(c)) !=
-           std::string_view::npos;
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+    return kAtextSymbols.has(static_cast<char>(c));
 }
 
 bool has_control(std::string_view s) {
@@ -78,8 +79,9 @@ std::variant<std::string, std::string> parse_name(std::string_view name) {
         }
         return R(std::in_place_index<0>, out);
     }
+    static constexpr core::ByteSet kSpecials("<>@,;:\"[]\\");
     for (char c : name)
-        if (std::string_view("<>@,;:\"[]\\").find(c) != std::string_view::npos)
+        if (kSpecials.has(c))
             return R(std::in_place_index<1>,
                      std::string("the name may not contain '") + c + "' unless it is quoted");
     return R(std::in_place_index<0>, std::string(name));
@@ -126,8 +128,8 @@ std::variant<Mailbox, BadAddress> parse_mailbox(std::string_view text) {
         m.name = std::get<0>(name);
         spec = trim(s.substr(open + 1, s.size() - open - 2));
     }
-    if (spec.find_first_of("<> ,;") != std::string_view::npos && spec.front() != '"')
-        return bad(text, "one address expected");
+    static constexpr core::ByteSet kNotInSpec("<> ,;");
+    if (kNotInSpec.any_in(spec) && spec.front() != '"') return bad(text, "one address expected");
 
     const auto at = spec.rfind('@');
     if (at == std::string_view::npos) return bad(text, "no @");

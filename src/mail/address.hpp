@@ -18,7 +18,12 @@ struct Mailbox {
     std::string local;   // local part as it goes on the wire (quoted if it must be)
     std::string domain;  // canonical: lower-case A-labels
 
-    std::string address() const { return local + "@" + domain; }
+    std::string address() const {
+        std::string out;
+        out.reserve(local.size() + 1 + domain.size());
+        out.append(local).append(1, '@').append(domain);
+        return out;
+    }
     // `address` alone, or `"name" <address>` with the name quoted as RFC 5322 needs.
     std::string display() const;
 };
