@@ -56,6 +56,13 @@ TEST(Text, AppendJsonStringEscapesAsBoostJsonDoes) {
           "\x01\x1f\x7f", "caf\xC3\xA9 \xE2\x82\xAC", "\"\"", "end\\"})
         EXPECT_EQ(ours(s), boosts(s)) << s;
     EXPECT_EQ(ours("a\"b\n\x01"), R"(x"a\"b\n\u0001")");
+    // Every byte at every place of a string long enough to be read eight bytes at a time.
+    for (int b = 0; b < 256; ++b)
+        for (std::size_t at = 0; at < 21; ++at) {
+            std::string s = "The quick brown fox.";
+            s.insert(at, 1, static_cast<char>(b));
+            EXPECT_EQ(ours(s), boosts(s)) << "byte " << b << " at " << at;
+        }
 }
 
 TEST(Text, ByteSetHoldsExactlyItsBytes) {
