@@ -24,11 +24,18 @@ const EVP_MD* sha256_md() {
 }  // namespace
 
 Sha256 sha256(std::string_view data) {
+    // One context per thread, reset by each use: EVP_Digest makes and frees one a call.
+    struct Ctx {
+        EVP_MD_CTX* p = EVP_MD_CTX_new();
+        ~Ctx() { EVP_MD_CTX_free(p); }
+    };
+    thread_local Ctx ctx;
     Sha256 out{};
     unsigned int len = 0;
-    if (EVP_Digest(data.data(), data.size(), out.data(), &len, sha256_md(), nullptr) != 1 ||
-        len != out.size())
-        PH_PANIC("EVP_Digest(sha256) failed");
+    if (ctx.p == nullptr || EVP_DigestInit_ex2(ctx.p, sha256_md(), nullptr) != 1 ||
+        EVP_DigestUpdate(ctx.p, data.data(), data.size()) != 1 ||
+        EVP_DigestFinal_ex(ctx.p, out.data(), &len) != 1 || len != out.size())
+        PH_PANIC("sha256 failed");
     return out;
 }
 
