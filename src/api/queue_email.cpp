@@ -25,7 +25,7 @@ std::string join_addresses(const std::vector<mail::Mailbox>& list) {
     std::string out;
     for (const auto& m : list) {
         if (!out.empty()) out += ", ";
-        out.append(m.local).append(1, '@').append(m.domain);
+        m.append_address(out);
     }
     return out;
 }

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/panic.hpp"
+#include "core/text.hpp"
 
 namespace posthorn {
 namespace {
@@ -116,17 +117,10 @@ void append_base32(std::string& out, const unsigned char* bytes, std::size_t n,
     }
 }
 
-namespace {
-constexpr std::array<bool, 256> kIsBase32 = [] {
-    std::array<bool, 256> t{};
-    for (char c : kAlphabet) t[static_cast<unsigned char>(c)] = true;
-    return t;
-}();
-}  // namespace
-
 bool is_base32(std::string_view s) noexcept {
+    static constexpr core::ByteSet kBase32(kAlphabet);
     for (char c : s)
-        if (!kIsBase32[static_cast<unsigned char>(c)]) return false;
+        if (!kBase32.has(c)) return false;
     return true;
 }
 

@@ -16,12 +16,9 @@ std::string_view trim(std::string_view s) {
 }
 
 // RFC 5322 §3.2.3 atext, plus any UTF-8 byte (RFC 6532 §3.2).
-constexpr core::ByteSet kAtextSymbols("!#$%&'*+-/=?^_`{|}~");
-bool is_atext(unsigned char c) {
-    if (c >= 0x80) return true;
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-    return kAtextSymbols.has(static_cast<char>(c));
-}
+constexpr core::ByteSet kAtext(
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!#$%&'*+-/=?^_`{|}~");
+bool is_atext(unsigned char c) { return c >= 0x80 || kAtext.has(static_cast<char>(c)); }
 
 bool has_control(std::string_view s) {
     for (unsigned char c : s)

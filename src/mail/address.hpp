@@ -21,9 +21,11 @@ struct Mailbox {
     std::string address() const {
         std::string out;
         out.reserve(local.size() + 1 + domain.size());
-        out.append(local).append(1, '@').append(domain);
+        append_address(out);
         return out;
     }
+    // Appends `address` to `out` (a list of them is joined without a string each).
+    void append_address(std::string& out) const { out.append(local).append(1, '@').append(domain); }
     // `address` alone, or `"name" <address>` with the name quoted as RFC 5322 needs.
     std::string display() const;
 };
