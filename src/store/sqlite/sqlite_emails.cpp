@@ -57,12 +57,37 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
     if (!body) return body.error();
     if (auto br = body->bind_blob(1, n.raw).run(); !br) return br;
     const auto body_id = db.last_insert_rowid();
+    // The recipients first, one after another: their ids are consecutive (SQLite gives a new
+    // row the largest id plus one), and the email row holds their range (migration 010).
+    std::int64_t first_recipient = 0, last_recipient = 0;
+    for (const auto& rc : n.recipients) {
+        auto rs = db.prepare(
+            "INSERT INTO recipients (email_id, account_id, address, domain, type, status, "
+            "next_attempt_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+        if (!rs) return rs.error();
+        auto rr = rs->bind_ref(1, e.id)
+                      .bind_ref(2, e.account_id)
+                      .bind_ref(3, rc.address)
+                      .bind_ref(4, rc.domain)
+                      .bind_ref(5, rc.type)
+                      .bind_ref(6, rc.status)
+                      .bind(7, rc.next_attempt_at)
+                      .bind(8, e.created_at)
+                      .run();
+        if (!rr) return rr;
+        last_recipient = db.last_insert_rowid();
+        if (first_recipient == 0) first_recipient = last_recipient;
+    }
+    if (!n.recipients.empty() &&
+        last_recipient - first_recipient + 1 != static_cast<std::int64_t>(n.recipients.size()))
+        return errc::io;  // not a range: nothing of the email is kept
     auto s = db.prepare(
         "INSERT INTO emails (id, account_id, domain_id, status, from_email, from_name, "
         "to_display, subject, message_id, return_token, track_opens, track_clicks, source, "
-        "size_bytes, created_at, queued_at, updated_at, envelope_id, total_recipients, body_id) "
+        "size_bytes, created_at, queued_at, updated_at, envelope_id, total_recipients, body_id, "
+        "first_recipient_id, last_recipient_id) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15, "
-        "?17, ?18, ?19)");
+        "?17, ?18, ?19, ?20, ?21)");
     if (!s) return s.error();
     // The text is bound without a copy: `n` outlives the statement's run.
     auto r = s->bind_ref(1, e.id)
@@ -84,24 +109,10 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                  .bind_ref(17, e.envelope_id)
                  .bind(18, n.total_recipients)
                  .bind(19, body_id)
+                 .bind(20, n.recipients.empty() ? std::optional<std::int64_t>{} : first_recipient)
+                 .bind(21, n.recipients.empty() ? std::optional<std::int64_t>{} : last_recipient)
                  .run();
     if (!r) return r;
-    for (const auto& rc : n.recipients) {
-        auto rs = db.prepare(
-            "INSERT INTO recipients (email_id, account_id, address, domain, type, status, "
-            "next_attempt_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-        if (!rs) return rs.error();
-        auto rr = rs->bind_ref(1, e.id)
-                      .bind_ref(2, e.account_id)
-                      .bind_ref(3, rc.address)
-                      .bind_ref(4, rc.domain)
-                      .bind_ref(5, rc.type)
-                      .bind_ref(6, rc.status)
-                      .bind(7, rc.next_attempt_at)
-                      .bind(8, e.created_at)
-                      .run();
-        if (!rr) return rr;
-    }
     if (n.idempotency_key) {
         auto ik = db.prepare(
             "INSERT INTO idempotency_keys (account_id, key, email_id, response_status, "
@@ -135,7 +146,8 @@ Filter search_filter(const SearchQuery& q, bool emails) {
         if (emails)
             f.where +=
                 " AND (e.subject LIKE ?4 ESCAPE '\\' OR EXISTS (SELECT 1 FROM recipients r "
-                "WHERE r.email_id = e.id AND r.address LIKE ?4 ESCAPE '\\'))";
+                "WHERE r.id BETWEEN e.first_recipient_id AND e.last_recipient_id AND "
+                "r.address LIKE ?4 ESCAPE '\\'))";
         else
             f.where +=
                 " AND (e.subject LIKE ?4 ESCAPE '\\' OR e.from_email LIKE ?4 ESCAPE '\\' OR "
@@ -227,7 +239,8 @@ asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::find_idempot
 
 static Result<Email> email_where(Db& db, const char* where, const std::string& a,
                                  const std::string& b) {
-    auto s = db.prepare(std::string("SELECT ") + kEmailColumns + " FROM emails e WHERE " + where);
+    auto s = db.prepare(std::string("SELECT ") + kEmailColumns +
+                        ", e.first_recipient_id, e.last_recipient_id FROM emails e WHERE " + where);
     if (!s) return s.error();
     s->bind(1, a);
     if (!b.empty()) s->bind(2, b);
@@ -235,11 +248,12 @@ static Result<Email> email_where(Db& db, const char* where, const std::string& a
     if (!row) return row.error();
     if (!*row) return errc::not_found;
     Email e = read_email(*s);
+    // Its recipients: the range of ids the row holds (migration 010).
     auto r = db.prepare(
         "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response "
-        "FROM recipients WHERE email_id = ?1 ORDER BY id");
+        "FROM recipients WHERE id BETWEEN ?1 AND ?2 AND email_id = ?3 ORDER BY id");
     if (!r) return r.error();
-    r->bind(1, e.id);
+    r->bind(1, s->opt_int64(22)).bind(2, s->opt_int64(23)).bind_ref(3, e.id);
     for (;;) {
         auto rrow = r->step();
         if (!rrow) return rrow.error();

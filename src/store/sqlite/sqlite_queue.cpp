@@ -117,8 +117,11 @@ asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
         // The email's status from all of its recipients (DESIGN §3).
         std::string old_status;
         bool was_sent = false;
+        std::optional<std::int64_t> first_recipient, last_recipient;  // its recipients' ids
         {
-            auto e = db.prepare("SELECT status, sent_at IS NOT NULL FROM emails WHERE id = ?1");
+            auto e = db.prepare(
+                "SELECT status, sent_at IS NOT NULL, first_recipient_id, last_recipient_id "
+                "FROM emails WHERE id = ?1");
             if (!e) return e.error();
             e->bind(1, rep.email_id);
             auto row = e->step();
@@ -126,14 +129,17 @@ asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
             if (!*row) return errc::not_found;
             old_status = e->text(0);
             was_sent = e->int64(1) != 0;
+            first_recipient = e->opt_int64(2);
+            last_recipient = e->opt_int64(3);
         }
         std::set<std::string> statuses;
         bool any_sent = was_sent || transmitted;
         {
             auto r = db.prepare(
-                "SELECT status, sent_at IS NOT NULL FROM recipients WHERE email_id = ?1");
+                "SELECT status, sent_at IS NOT NULL FROM recipients "
+                "WHERE id BETWEEN ?1 AND ?2 AND email_id = ?3");
             if (!r) return r.error();
-            r->bind(1, rep.email_id);
+            r->bind(1, first_recipient).bind(2, last_recipient).bind(3, rep.email_id);
             for (;;) {
                 auto row = r->step();
                 if (!row) return row.error();

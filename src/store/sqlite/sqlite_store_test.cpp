@@ -153,7 +153,7 @@ std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std:
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
-    EXPECT_EQ(store_->schema_version(), 9);  // 009_logs_by_account
+    EXPECT_EQ(store_->schema_version(), 10);  // 010_recipients_by_range
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees((dir_ / "t.db").string()))
         EXPECT_EQ(ephemeral, 0) << sql;
     // The checks still check.
@@ -213,7 +213,7 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
-    EXPECT_EQ((*s)->schema_version(), 9);
+    EXPECT_EQ((*s)->schema_version(), 10);
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees(path))
         EXPECT_EQ(ephemeral, 0) << sql;
     auto raw = run((*s)->email_raw("acc_1", "em_1"));
@@ -277,7 +277,7 @@ TEST_F(SqliteStoreTest, LogsSurviveTheirRebuildByAccount) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 9);
+        EXPECT_EQ((*s)->schema_version(), 10);
         auto page = run((*s)->list_logs({.account_id = "acc_1", .limit = 10}));
         ASSERT_TRUE(page) << page.error().message();
         EXPECT_EQ(page->total, 3);
@@ -809,7 +809,7 @@ TEST_F(SqliteStoreTest, EmailsSurviveTheirRebuild) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 9);
+        EXPECT_EQ((*s)->schema_version(), 10);
         auto e = run((*s)->find_email_by_return_token(old_token));
         ASSERT_TRUE(e) << e.error().message();
         EXPECT_EQ(e->id, "em_1");
@@ -829,12 +829,118 @@ TEST_F(SqliteStoreTest, EmailsSurviveTheirRebuild) {
         << "no automatic index (unique return tokens) is left";
     EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
     EXPECT_EQ(query_one(db, "PRAGMA foreign_key_check"), "");
-    // The recipients' foreign key refers to the new table: deleting the email takes them.
+    // Deleting the email takes its recipients (a foreign key until version 10, a trigger since).
     ASSERT_EQ(sqlite3_exec(db, "PRAGMA foreign_keys=ON; DELETE FROM emails WHERE id = 'em_1'",
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM recipients"), "0");
     EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM email_bodies"), "0");
+    sqlite3_close(db);
+}
+
+// Version 10 finds an email's recipients by the range of their ids, which the email row
+// holds: the recipients of a version-9 database are found again (and only their own), a
+// search by recipient still finds its email, a new email's recipients are its own, and
+// deleting an email deletes exactly its recipients, with no index of recipients by email and
+// no foreign key from recipients to emails left.
+TEST_F(SqliteStoreTest, RecipientsAreFoundByTheirRange) {
+    const auto path = (dir_ / "v9.db").string();
+    make_database_at(path, 9, R"(
+        INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1);
+        INSERT INTO domains (id, account_id, name, token, created_at, updated_at)
+            VALUES ('dom_1', 'acc_1', 'x.example', 'tok1', 1, 1);
+        INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                            return_token, created_at, queued_at, updated_at)
+            VALUES ('em_1', 'acc_1', 'a@x.example', 'b@y.example', 'One', 'm1', 't1', 5, 5, 5),
+                   ('em_2', 'acc_1', 'a@x.example', 'd@y.example', 'Two', 'm2', 't2', 6, 6, 6),
+                   ('em_3', 'acc_1', 'a@x.example', 'e@y.example', 'None', 'm3', 't3', 7, 7, 7);
+        INSERT INTO recipients (id, email_id, account_id, address, domain, type, updated_at)
+            VALUES (1, 'em_1', 'acc_1', 'b@y.example', 'y.example', 'to', 5),
+                   (2, 'em_1', 'acc_1', 'c@y.example', 'y.example', 'cc', 5),
+                   (3, 'em_2', 'acc_1', 'd@y.example', 'y.example', 'to', 6);)");
+    {
+        auto s = SqliteStore::open({.path = path, .readers = 1});
+        ASSERT_TRUE(s) << s.error().message();
+        EXPECT_EQ((*s)->schema_version(), 10);
+        auto one = run((*s)->find_email("acc_1", "em_1"));
+        ASSERT_TRUE(one) << one.error().message();
+        ASSERT_EQ(one->recipients.size(), 2u);
+        EXPECT_EQ(one->recipients[0].address, "b@y.example");
+        EXPECT_EQ(one->recipients[1].address, "c@y.example");
+        auto two = run((*s)->find_email("acc_1", "em_2"));
+        ASSERT_TRUE(two);
+        ASSERT_EQ(two->recipients.size(), 1u);
+        EXPECT_EQ(two->recipients[0].address, "d@y.example");
+        auto none = run((*s)->find_email("acc_1", "em_3"));  // had none, has none
+        ASSERT_TRUE(none);
+        EXPECT_TRUE(none->recipients.empty());
+        auto found = run((*s)->list_emails({.account_id = "acc_1", .limit = 10, .search = "c@y"}));
+        ASSERT_TRUE(found);
+        ASSERT_EQ(found->items.size(), 1u);
+        EXPECT_EQ(found->items[0].id, "em_1");
+        // A new email: its recipients come after the others, and are its own.
+        NewEmail n;
+        n.email = {.id = new_id("em_", 8),
+                   .account_id = "acc_1",
+                   .domain_id = "dom_1",
+                   .from_email = "a@x.example",
+                   .to_display = "f@y.example",
+                   .subject = "Four",
+                   .message_id = "m4",
+                   .return_token = "t4",
+                   .source = "api",
+                   .created_at = 8,
+                   .queued_at = 8};
+        n.total_recipients = 1;
+        n.recipients = {{.address = "f@y.example", .domain = "y.example", .type = "to"}};
+        n.raw = "Subject: Four\r\n\r\nbody\r\n";
+        const auto id = n.email.id;
+        ASSERT_TRUE(run((*s)->create_email(std::move(n))));
+        auto fresh = run((*s)->find_email("acc_1", id));
+        ASSERT_TRUE(fresh);
+        ASSERT_EQ(fresh->recipients.size(), 1u);
+        EXPECT_EQ(fresh->recipients[0].id, 4);
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'recipients_email'"),
+              "0");
+    EXPECT_EQ(query_one(db,
+                        "SELECT COUNT(*) FROM pragma_foreign_key_list('recipients') "
+                        "WHERE \"table\" = 'emails'"),
+              "0");
+    EXPECT_EQ(query_one(db,
+                        "SELECT first_recipient_id || '-' || last_recipient_id FROM emails "
+                        "WHERE id = 'em_1'"),
+              "1-2");
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA foreign_keys=ON; DELETE FROM emails WHERE id = 'em_1'",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    EXPECT_EQ(query_one(db, "SELECT group_concat(id) FROM (SELECT id FROM recipients ORDER BY id)"),
+              "3,4");
+    sqlite3_close(db);
+}
+
+// A version-9 database whose recipients of one email are not consecutive (edited by hand)
+// cannot be read by ranges: the migration stops, and leaves the database as it was.
+TEST_F(SqliteStoreTest, RecipientsOutOfRangeStopTheMigration) {
+    const auto path = (dir_ / "v9gap.db").string();
+    make_database_at(path, 9, std::string(kOneEmail) + R"(
+        INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                            return_token, created_at, queued_at, updated_at)
+            VALUES ('em_2', 'acc_1', 'a@x.example', 'd@y.example', 'Two', 'm2', 't2', 6, 6, 6);
+        INSERT INTO recipients (id, email_id, account_id, address, domain, type, updated_at)
+            VALUES (1, 'em_1', 'acc_1', 'b@y.example', 'y.example', 'to', 5),
+                   (2, 'em_2', 'acc_1', 'd@y.example', 'y.example', 'to', 6),
+                   (3, 'em_1', 'acc_1', 'c@y.example', 'y.example', 'cc', 5);)");
+    auto s = SqliteStore::open({.path = path, .readers = 1});
+    ASSERT_FALSE(s);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(query_one(db, "PRAGMA user_version"), "9");
+    EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'recipients_email'"),
+              "1");
     sqlite3_close(db);
 }
 
