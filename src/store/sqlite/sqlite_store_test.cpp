@@ -18,6 +18,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// An email of `account_id` from its domain `domain_id` to one recipient, due at time 1.
+NewEmail email_of(const std::string& account_id, const std::string& domain_id) {
+    NewEmail n;
+    n.email = {.id = new_id("em_", 1),
+               .account_id = account_id,
+               .domain_id = domain_id,
+               .from_email = "a@mail.example.com",
+               .to_display = "b@example.net",
+               .subject = "s",
+               .message_id = "m@h",
+               .return_token = "rt1",
+               .source = "api",
+               .created_at = 1,
+               .queued_at = 1};
+    n.email.envelope_id = new_id("env_", 1);
+    n.total_recipients = 1;
+    n.recipients = {
+        {.address = "b@example.net", .domain = "example.net", .type = "to", .next_attempt_at = 1}};
+    n.raw = "Subject: s\r\n\r\nbody\r\n";
+    return n;
+}
+
 class SqliteStoreTest : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -62,26 +84,7 @@ class SqliteStoreTest : public ::testing::Test {
                                                .created_at = 1,
                                                .updated_at = 1},
                                               {})));
-        NewEmail n;
-        n.email = {.id = new_id("em_", 1),
-                   .account_id = account.id,
-                   .domain_id = domain_id,
-                   .from_email = "a@mail.example.com",
-                   .to_display = "b@example.net",
-                   .subject = "s",
-                   .message_id = "m@h",
-                   .return_token = "rt1",
-                   .source = "api",
-                   .created_at = 1,
-                   .queued_at = 1};
-        n.email.envelope_id = new_id("env_", 1);
-        n.total_recipients = 1;
-        n.recipients = {{.address = "b@example.net",
-                         .domain = "example.net",
-                         .type = "to",
-                         .next_attempt_at = 1}};
-        n.raw = "Subject: s\r\n\r\nbody\r\n";
-        return n;
+        return email_of(account.id, domain_id);
     }
 
     static inline std::atomic<int> counter_{0};
@@ -879,21 +882,7 @@ TEST_F(SqliteStoreTest, RecipientsAreFoundByTheirRange) {
         ASSERT_EQ(found->items.size(), 1u);
         EXPECT_EQ(found->items[0].id, "em_1");
         // A new email: its recipients come after the others, and are its own.
-        NewEmail n;
-        n.email = {.id = new_id("em_", 8),
-                   .account_id = "acc_1",
-                   .domain_id = "dom_1",
-                   .from_email = "a@x.example",
-                   .to_display = "f@y.example",
-                   .subject = "Four",
-                   .message_id = "m4",
-                   .return_token = "t4",
-                   .source = "api",
-                   .created_at = 8,
-                   .queued_at = 8};
-        n.total_recipients = 1;
-        n.recipients = {{.address = "f@y.example", .domain = "y.example", .type = "to"}};
-        n.raw = "Subject: Four\r\n\r\nbody\r\n";
+        auto n = email_of("acc_1", "dom_1");
         const auto id = n.email.id;
         ASSERT_TRUE(run((*s)->create_email(std::move(n))));
         auto fresh = run((*s)->find_email("acc_1", id));
