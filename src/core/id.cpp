@@ -98,6 +98,14 @@ std::string first_id_at(std::string_view prefix, UnixMs t) {
     return encode(prefix, raw);
 }
 
+UnixMs id_time(std::string_view id, std::string_view prefix) noexcept {
+    // 10 characters: the 2 leading zero bits and the 48 of time.
+    std::uint64_t ms = 0;
+    for (char c : id.substr(prefix.size(), 10))
+        ms = (ms << 5) | static_cast<std::uint64_t>(kAlphabet.find(c));
+    return static_cast<UnixMs>(ms);
+}
+
 void append_base32(std::string& out, const unsigned char* bytes, std::size_t n,
                    unsigned leading_zero_bits) {
     // Written in place, not a push_back a character (ids are made several times a request).

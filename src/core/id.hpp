@@ -17,6 +17,9 @@ std::string new_id(std::string_view prefix, UnixMs now);
 // was given.)
 std::string first_id_at(std::string_view prefix, UnixMs t);
 
+// The millisecond an id was made at (its first 48 bits), for an id of `prefix` (is_id).
+UnixMs id_time(std::string_view id, std::string_view prefix) noexcept;
+
 // Appends `bytes` in lower-case Crockford base32, 5 bits a character from the top, after
 // `leading_zero_bits` zero bits (ids use 2, so that 128 bits make 26 characters); bits
 // left over at the end (fewer than 5) are dropped.

@@ -43,6 +43,16 @@ TEST(Id, FirstIdAtBoundsTheIdsOfItsMillisecond) {
     EXPECT_LT(new_id("log_", t), first_id_at("log_", t + 1));
 }
 
+TEST(Id, IdTimeIsTheMillisecondOfTheId) {
+    const UnixMs t = 2095255200123;
+    EXPECT_EQ(id_time(new_id("em_", t), "em_"), t);
+    EXPECT_EQ(id_time(first_id_at("em_", t + 1), "em_"), t + 1);
+    // A clock that steps back: the id keeps the later millisecond, and says so.
+    EXPECT_EQ(id_time(new_id("em_", t - 5), "em_"), t);
+    EXPECT_EQ(id_time(first_id_at("em_", 0), "em_"), 0);
+    EXPECT_EQ(id_time(first_id_at("em_", (UnixMs{1} << 48) - 1), "em_"), (UnixMs{1} << 48) - 1);
+}
+
 TEST(Id, DoesNotRepeat) {
     std::set<std::string> seen;
     for (int i = 0; i < 10000; ++i) EXPECT_TRUE(seen.insert(new_id("key_", 42)).second);

@@ -139,9 +139,11 @@ struct Filter {
 
 Filter search_filter(const SearchQuery& q, bool emails) {
     Filter f;
+    // An email's created_at is the millisecond of its id (migration 011), so a date bound
+    // is also a bound of the key (?7, ?8: bind_filter), which the scan reads as a range.
     f.where = " WHERE e.account_id = ?1";
-    if (q.start) f.where += " AND e.created_at >= ?2";
-    if (q.end) f.where += " AND e.created_at <= ?3";
+    if (q.start) f.where += " AND e.id >= ?7 AND e.created_at >= ?2";
+    if (q.end) f.where += " AND e.id < ?8 AND e.created_at <= ?3";
     if (q.search) {
         if (emails)
             f.where +=
@@ -154,19 +156,21 @@ Filter search_filter(const SearchQuery& q, bool emails) {
                 "COALESCE(e.from_name, '') LIKE ?4 ESCAPE '\\' OR e.envelope_id LIKE ?4 ESCAPE "
                 "'\\')";
     }
-    std::string column = "created_at";
+    // By time: in the order of the key (an email's and its envelope's ids are made together).
+    std::string column;
     if (q.sort_by == "to_email" && emails) column = "to_display";
     if (q.sort_by == "subject" && !emails) column = "subject";
     if (q.sort_by == "from_email" && !emails) column = "from_email";
     const char* dir = q.order == SortOrder::asc ? " ASC" : " DESC";
-    f.order = " ORDER BY e." + column + dir + (emails ? ", e.id" : ", e.envelope_id") + dir;
+    f.order = column.empty() ? std::string(" ORDER BY e.id") + dir
+                             : " ORDER BY e." + column + dir + ", e.id" + dir;
     return f;
 }
 
 void bind_filter(Stmt& s, const SearchQuery& q) {
     s.bind(1, q.account_id);
-    if (q.start) s.bind(2, *q.start);
-    if (q.end) s.bind(3, *q.end);
+    if (q.start) s.bind(2, *q.start).bind(7, first_id_at("em_", *q.start));
+    if (q.end) s.bind(3, *q.end).bind(8, first_id_at("em_", *q.end + 1));
     if (q.search) s.bind(4, detail::like_pattern(*q.search));
 }
 
@@ -285,7 +289,8 @@ asio::awaitable<Result<void>> SqliteStore::record_engagement(std::string email_i
                 data_json = std::move(data_json), at](Db& db) -> Result<void> {
         const char* column = kind == "opened" ? "opened_at" : "clicked_at";
         auto u = db.prepare(std::string("UPDATE emails SET ") + column + " = COALESCE(" + column +
-                            ", ?2) WHERE id = ?1 RETURNING account_id");
+                            ", ?2) WHERE account_id IN (SELECT id FROM accounts) AND id = ?1 "
+                            "RETURNING account_id");
         if (!u) return u.error();
         u->bind(1, email_id).bind(2, at);
         auto row = u->step();
@@ -308,8 +313,10 @@ asio::awaitable<Result<Email>> SqliteStore::find_email_by_return_token(std::stri
     // earlier one (26 random characters) is found through the index that holds only them.
     auto job = [token = std::move(token)](Db& db) {
         if (token.size() == 42)
-            return email_where(db, "e.id = ?1 AND e.return_token = ?2", "em_" + token.substr(0, 26),
-                               token);
+            return email_where(db,
+                               "e.account_id IN (SELECT id FROM accounts) AND e.id = ?1 AND "
+                               "e.return_token = ?2",
+                               "em_" + token.substr(0, 26), token);
         return email_where(db, "e.return_token = ?1 AND length(e.return_token) = 26", token, "");
     };
     co_return co_await impl_->read(std::move(job));

@@ -37,30 +37,33 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
             " AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY next_attempt_at LIMIT ?4) "
             "RETURNING id, email_id, address, domain, type, attempts, EXISTS (SELECT 1 FROM "
             "suppressions s WHERE s.account_id = recipients.account_id AND s.address = "
-            "lower(recipients.address))");
+            "lower(recipients.address)), account_id");
         if (!s) return s.error();
         s->bind(1, owner).bind(2, lease_until).bind(3, now).bind(4, limit);
-        std::map<std::string, std::vector<QueuedRecipient>> by_email;
+        // Per email: its account (the emails' key begins with it) and its recipients.
+        std::map<std::string, std::pair<std::string, std::vector<QueuedRecipient>>> by_email;
         for (;;) {
             auto row = s->step();
             if (!row) return row.error();
             if (!*row) break;
-            by_email[s->text(1)].push_back(
-                QueuedRecipient{.id = s->int64(0),
-                                .address = s->text(2),
-                                .domain = s->text(3),
-                                .type = s->text(4),
-                                .attempts = static_cast<int>(s->int64(5)),
-                                .suppressed = s->int64(6) != 0});
+            auto& [account_id, recipients] = by_email[s->text(1)];
+            if (account_id.empty()) account_id = s->text(7);
+            recipients.push_back(QueuedRecipient{.id = s->int64(0),
+                                                 .address = s->text(2),
+                                                 .domain = s->text(3),
+                                                 .type = s->text(4),
+                                                 .attempts = static_cast<int>(s->int64(5)),
+                                                 .suppressed = s->int64(6) != 0});
         }
         std::vector<QueuedEmail> out;
-        for (auto& [email_id, recipients] : by_email) {
+        for (auto& [email_id, of_email] : by_email) {
+            auto& [account_id, recipients] = of_email;
             auto e = db.prepare(
                 "SELECT e.account_id, COALESCE(e.domain_id, ''), COALESCE(d.name, ''), "
                 "e.return_token, e.message_id FROM emails e "
-                "LEFT JOIN domains d ON d.id = e.domain_id WHERE e.id = ?1");
+                "LEFT JOIN domains d ON d.id = e.domain_id WHERE e.account_id = ?2 AND e.id = ?1");
             if (!e) return e.error();
-            e->bind(1, email_id);
+            e->bind(1, email_id).bind_ref(2, account_id);
             auto row = e->step();
             if (!row) return row.error();
             if (!*row) continue;
@@ -121,9 +124,9 @@ asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
         {
             auto e = db.prepare(
                 "SELECT status, sent_at IS NOT NULL, first_recipient_id, last_recipient_id "
-                "FROM emails WHERE id = ?1");
+                "FROM emails WHERE account_id = ?2 AND id = ?1");
             if (!e) return e.error();
-            e->bind(1, rep.email_id);
+            e->bind(1, rep.email_id).bind(2, rep.account_id);
             auto row = e->step();
             if (!row) return row.error();
             if (!*row) return errc::not_found;
@@ -166,9 +169,11 @@ asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
             "UPDATE emails SET status = ?2, sent_at = CASE WHEN ?3 THEN COALESCE(sent_at, ?4) "
             "ELSE sent_at END, delivered_at = CASE WHEN ?2 = 'DELIVERED' THEN ?4 ELSE "
             "delivered_at END, failed_at = CASE WHEN ?2 IN ('BOUNCED', 'FAILED', 'BLOCKED') "
-            "THEN COALESCE(failed_at, ?4) ELSE failed_at END, updated_at = ?4 WHERE id = ?1");
+            "THEN COALESCE(failed_at, ?4) ELSE failed_at END, updated_at = ?4 "
+            "WHERE account_id = ?5 AND id = ?1");
         if (!u) return u.error();
         if (auto r = u->bind(1, rep.email_id)
+                         .bind(5, rep.account_id)
                          .bind(2, status)
                          .bind(3, transmitted ? 1 : 0)
                          .bind(4, now)

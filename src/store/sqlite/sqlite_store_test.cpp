@@ -156,7 +156,7 @@ std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std:
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
-    EXPECT_EQ(store_->schema_version(), 10);  // 010_recipients_by_range
+    EXPECT_EQ(store_->schema_version(), 11);  // 011_emails_by_account
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees((dir_ / "t.db").string()))
         EXPECT_EQ(ephemeral, 0) << sql;
     // The checks still check.
@@ -216,7 +216,7 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
-    EXPECT_EQ((*s)->schema_version(), 10);
+    EXPECT_EQ((*s)->schema_version(), 11);
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees(path))
         EXPECT_EQ(ephemeral, 0) << sql;
     auto raw = run((*s)->email_raw("acc_1", "em_1"));
@@ -280,7 +280,7 @@ TEST_F(SqliteStoreTest, LogsSurviveTheirRebuildByAccount) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 10);
+        EXPECT_EQ((*s)->schema_version(), 11);
         auto page = run((*s)->list_logs({.account_id = "acc_1", .limit = 10}));
         ASSERT_TRUE(page) << page.error().message();
         EXPECT_EQ(page->total, 3);
@@ -812,7 +812,7 @@ TEST_F(SqliteStoreTest, EmailsSurviveTheirRebuild) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 10);
+        EXPECT_EQ((*s)->schema_version(), 11);
         auto e = run((*s)->find_email_by_return_token(old_token));
         ASSERT_TRUE(e) << e.error().message();
         EXPECT_EQ(e->id, "em_1");
@@ -864,7 +864,7 @@ TEST_F(SqliteStoreTest, RecipientsAreFoundByTheirRange) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 10);
+        EXPECT_EQ((*s)->schema_version(), 11);
         auto one = run((*s)->find_email("acc_1", "em_1"));
         ASSERT_TRUE(one) << one.error().message();
         ASSERT_EQ(one->recipients.size(), 2u);
@@ -930,6 +930,102 @@ TEST_F(SqliteStoreTest, RecipientsOutOfRangeStopTheMigration) {
     EXPECT_EQ(query_one(db, "PRAGMA user_version"), "9");
     EXPECT_EQ(query_one(db, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'recipients_email'"),
               "1");
+    sqlite3_close(db);
+}
+
+// Version 11 keeps emails by (account_id, id), with no index by creation time: a version-10
+// database's emails are all there, each account's listed newest first in the order of their
+// ids, date bounds pick the same ones as before, and what finds an email by its id alone (a
+// return token, a tracked open) finds it whichever account it is in.
+TEST_F(SqliteStoreTest, EmailsAreKeptByAccountAndId) {
+    const auto path = (dir_ / "v10.db").string();
+    const UnixMs t0 = 1'900'000'000'000;
+    std::vector<std::string> ids;  // acc_1's at t0, t0+10, t0+20; acc_2's at t0+15
+    for (UnixMs t : {t0, t0 + 10, t0 + 20, t0 + 15}) ids.push_back(new_id("em_", t));
+    auto row = [&](int i, const char* account, UnixMs t, int recipient) {
+        const auto n = std::to_string(i), at = std::to_string(t), r = std::to_string(recipient);
+        return "('" + ids[i] + "', '" + account + "', 'a@x.example', 'b@y.example', 'S" + n +
+               "', 'm" + n + "', '" + ids[i].substr(3) + "abcdefghij01234" + n + "', " + at + ", " +
+               at + ", " + at + ", " + r + ", " + r + ", " + r + ")";
+    };
+    make_database_at(path, 10,
+                     R"(
+        INSERT INTO accounts (id, name, created_at) VALUES ('acc_1', 'acme', 1), ('acc_2', 'b', 1);
+        INSERT INTO email_bodies (id, raw) VALUES (1, 'one'), (2, 'two'), (3, 'three'), (4, 'x');
+        INSERT INTO recipients (id, email_id, account_id, address, domain, type, updated_at)
+            VALUES (1, ')" +
+                         ids[0] + R"(', 'acc_1', 'b@y.example', 'y.example', 'to', 5),
+                   (2, ')" +
+                         ids[1] + R"(', 'acc_1', 'b@y.example', 'y.example', 'to', 5),
+                   (3, ')" +
+                         ids[2] + R"(', 'acc_1', 'b@y.example', 'y.example', 'to', 5),
+                   (4, ')" +
+                         ids[3] + R"(', 'acc_2', 'b@y.example', 'y.example', 'to', 5);
+        INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                            return_token, created_at, queued_at, updated_at, body_id,
+                            first_recipient_id, last_recipient_id)
+            VALUES )" + row(0, "acc_1", t0, 1) +
+                         ", " + row(1, "acc_1", t0 + 10, 2) + ", " + row(2, "acc_1", t0 + 20, 3) +
+                         ", " + row(3, "acc_2", t0 + 15, 4) + ";");
+    {
+        auto s = SqliteStore::open({.path = path, .readers = 1});
+        ASSERT_TRUE(s) << s.error().message();
+        EXPECT_EQ((*s)->schema_version(), 11);
+        auto all = run((*s)->list_emails({.account_id = "acc_1", .limit = 10}));
+        ASSERT_TRUE(all) << all.error().message();
+        EXPECT_EQ(all->total, 3);
+        ASSERT_EQ(all->items.size(), 3u);
+        EXPECT_EQ(all->items[0].id, ids[2]);
+        EXPECT_EQ(all->items[1].id, ids[1]);
+        EXPECT_EQ(all->items[2].id, ids[0]);
+        auto asc = run((*s)->list_emails(
+            {.account_id = "acc_1", .limit = 1, .order = SortOrder::asc, .start = t0 + 1}));
+        ASSERT_TRUE(asc);
+        EXPECT_EQ(asc->total, 2);
+        ASSERT_EQ(asc->items.size(), 1u);
+        EXPECT_EQ(asc->items[0].id, ids[1]);
+        auto bounded = run((*s)->list_emails(
+            {.account_id = "acc_1", .limit = 10, .start = t0 + 10, .end = t0 + 10}));
+        ASSERT_TRUE(bounded);
+        EXPECT_EQ(bounded->total, 1);
+        ASSERT_EQ(bounded->items.size(), 1u);
+        EXPECT_EQ(bounded->items[0].id, ids[1]);
+        auto other = run((*s)->list_emails({.account_id = "acc_2", .limit = 10}));
+        ASSERT_TRUE(other);
+        ASSERT_EQ(other->items.size(), 1u);
+        EXPECT_EQ(other->items[0].id, ids[3]);
+        EXPECT_EQ(run((*s)->find_email("acc_1", ids[3])).error(), errc::not_found);
+        // By its id alone: the other account's email, by its return token and by an open.
+        auto bounced = run((*s)->find_email_by_return_token(ids[3].substr(3) + "abcdefghij012343"));
+        ASSERT_TRUE(bounced) << bounced.error().message();
+        EXPECT_EQ(bounced->id, ids[3]);
+        EXPECT_EQ(bounced->account_id, "acc_2");
+        ASSERT_TRUE(run((*s)->record_engagement(ids[3], "opened", "{}", t0 + 99)));
+        auto opened = run((*s)->find_email("acc_2", ids[3]));
+        ASSERT_TRUE(opened);
+        EXPECT_EQ(opened->opened_at, t0 + 99);
+        EXPECT_EQ(run((*s)->record_engagement(new_id("em_", t0), "opened", "{}", t0)).error(),
+                  errc::not_found);
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(query_one(db,
+                        "SELECT group_concat(name) FROM (SELECT name FROM "
+                        "pragma_table_info('emails') WHERE pk > 0 ORDER BY pk)"),
+              "account_id,id");
+    EXPECT_EQ(
+        query_one(db, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'emails_account_created'"),
+        "0");
+    // An email's body and recipients still go with it.
+    ASSERT_EQ(sqlite3_exec(db, ("DELETE FROM emails WHERE id = '" + ids[1] + "'").c_str(), nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+    EXPECT_EQ(query_one(db, "SELECT group_concat(id) FROM (SELECT id FROM recipients ORDER BY id)"),
+              "1,3,4");
+    EXPECT_EQ(
+        query_one(db, "SELECT group_concat(raw) FROM (SELECT raw FROM email_bodies ORDER BY id)"),
+        "one,three,x");
     sqlite3_close(db);
 }
 
