@@ -139,10 +139,10 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
             if (std::any_of(n.recipients.begin(), n.recipients.end(),
                             [&](const auto& r) { return r.address == address; }))
                 continue;
-            n.recipients.push_back({.address = std::move(address),
-                                    .domain = m.domain,
-                                    .type = type,
-                                    .next_attempt_at = now});
+            // No next_attempt_at: due at once, claimed in the order of ids (the store's
+            // "fresh" recipients, migration 012).
+            n.recipients.push_back(
+                {.address = std::move(address), .domain = m.domain, .type = type});
         }
     };
     add(req.to, "to");

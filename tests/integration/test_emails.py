@@ -85,6 +85,9 @@ def test_send_is_queued_and_readable(sender):
     assert types == {("ann@example.net", "to"), ("bob@example.org", "to"),
                      ("cc@example.net", "cc"), ("hidden@example.com", "bcc")}
     assert all(r["status"] in ("QUEUED", "FAILED") for r in g["recipients"])
+    # Not yet tried: due since it was accepted.
+    assert all(r["next_attempt_at"] == b["created_at"]
+               for r in g["recipients"] if r["status"] == "QUEUED" and r["attempts"] == 0)
 
     env = server.get("/v1/emails/envelope", key=key).json()["data"][0]
     assert env["total_recipients"] == 4 and env["from_email"] == f"hello@{SENDER}"

@@ -269,7 +269,11 @@ static Result<Email> email_where(Db& db, const char* where, const std::string& a
                       .type = r->text(3),
                       .status = r->text(4),
                       .attempts = static_cast<int>(r->int64(5)),
-                      .next_attempt_at = r->opt_int64(6),
+                      // A recipient not yet tried has none (migration 012): it is due
+                      // since it was accepted.
+                      .next_attempt_at = r->is_null(6) && r->text(4) == "QUEUED"
+                                             ? std::optional<UnixMs>(e.queued_at)
+                                             : r->opt_int64(6),
                       .last_response =
                           r->is_null(7) ? std::nullopt : std::optional<std::string>(r->text(7))});
     }

@@ -1,5 +1,6 @@
 // SqliteStore: the delivery queue — claiming due recipients under a lease, and writing what
 // delivery made of them together with the email's new status and its events.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -23,37 +24,101 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
                                                                          std::string owner,
                                                                          UnixMs lease_until) {
     // Polled every second when idle: a reader looks first, so that an idle poll costs the
-    // writer nothing.
+    // writer nothing. Due: a recipient tried before whose time has come (recipients_due), or
+    // one never tried (fresh, above queue_state.fresh_after: migration 012).
     if (co_await impl_->nothing_due(
             "SELECT 1 FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?1 "
-            "AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1",
+            "AND (lease_until IS NULL OR lease_until <= ?1) UNION ALL "
+            "SELECT 1 FROM recipients WHERE id > (SELECT fresh_after FROM queue_state) "
+            "AND next_attempt_at IS NULL AND status = 'QUEUED' LIMIT 1",
             now))
         co_return std::vector<QueuedEmail>{};
     auto job = [now, limit, owner = std::move(owner),
                 lease_until](Db& db) -> Result<std::vector<QueuedEmail>> {
-        auto s = db.prepare(
-            "UPDATE recipients SET lease_owner = ?1, lease_until = ?2 WHERE id IN ("
-            " SELECT id FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?3"
-            " AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY next_attempt_at LIMIT ?4) "
-            "RETURNING id, email_id, address, domain, type, attempts, EXISTS (SELECT 1 FROM "
-            "suppressions s WHERE s.account_id = recipients.account_id AND s.address = "
-            "lower(recipients.address)), account_id");
-        if (!s) return s.error();
-        s->bind(1, owner).bind(2, lease_until).bind(3, now).bind(4, limit);
         // Per email: its account (the emails' key begins with it) and its recipients.
         std::map<std::string, std::pair<std::string, std::vector<QueuedRecipient>>> by_email;
-        for (;;) {
-            auto row = s->step();
+        static constexpr const char* kDue =
+            "SELECT id FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?3 "
+            "AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY next_attempt_at LIMIT ?4";
+        static constexpr const char* kFresh =
+            "SELECT id FROM recipients WHERE id > ?5 AND next_attempt_at IS NULL "
+            "AND status = 'QUEUED' ORDER BY id LIMIT ?4";
+        std::int64_t fresh_after = 0;
+        {
+            auto q = db.prepare("SELECT fresh_after FROM queue_state");
+            if (!q) return q.error();
+            auto row = q->step();
             if (!row) return row.error();
-            if (!*row) break;
-            auto& [account_id, recipients] = by_email[s->text(1)];
-            if (account_id.empty()) account_id = s->text(7);
-            recipients.push_back(QueuedRecipient{.id = s->int64(0),
-                                                 .address = s->text(2),
-                                                 .domain = s->text(3),
-                                                 .type = s->text(4),
-                                                 .attempts = static_cast<int>(s->int64(5)),
-                                                 .suppressed = s->int64(6) != 0});
+            if (*row) fresh_after = q->int64(0);
+        }
+        // Leases up to `n` recipients, fresh or retries; how many, and the largest id among
+        // them.
+        struct Taken {
+            int n = 0;
+            std::int64_t last = 0;
+        };
+        auto take = [&](bool fresh, int n) -> Result<Taken> {
+            Taken t;
+            if (n <= 0) return t;
+            // A fresh recipient claimed gets the time it was accepted (its updated_at until
+            // now) as its next_attempt_at: from then on it is in recipients_due, where its
+            // lease runs out if its node dies, and the API shows that time while QUEUED.
+            auto s = db.prepare(
+                std::string("UPDATE recipients SET lease_owner = ?1, lease_until = ?2, "
+                            "next_attempt_at = COALESCE(next_attempt_at, updated_at) "
+                            "WHERE id IN (") +
+                (fresh ? kFresh : kDue) +
+                ") RETURNING id, email_id, address, domain, type, attempts, EXISTS (SELECT 1 "
+                "FROM suppressions s WHERE s.account_id = recipients.account_id AND s.address = "
+                "lower(recipients.address)), account_id");
+            if (!s) return s.error();
+            s->bind(1, owner).bind(2, lease_until).bind(4, n);
+            if (fresh)
+                s->bind(5, fresh_after);
+            else
+                s->bind(3, now);
+            for (;;) {
+                auto row = s->step();
+                if (!row) return row.error();
+                if (!*row) break;
+                auto& [account_id, recipients] = by_email[s->text(1)];
+                if (account_id.empty()) account_id = s->text(7);
+                recipients.push_back(QueuedRecipient{.id = s->int64(0),
+                                                     .address = s->text(2),
+                                                     .domain = s->text(3),
+                                                     .type = s->text(4),
+                                                     .attempts = static_cast<int>(s->int64(5)),
+                                                     .suppressed = s->int64(6) != 0});
+                ++t.n;
+                t.last = std::max(t.last, s->int64(0));
+            }
+            return t;
+        };
+        // Half of the batch for retries, the rest for fresh mail, and what one leaves to the
+        // other: neither waits behind a backlog of the other.
+        const int half = (limit + 1) / 2;
+        auto retries = take(false, half);
+        if (!retries) return retries.error();
+        const int want_fresh = limit - retries->n;
+        auto fresh = take(true, want_fresh);
+        if (!fresh) return fresh.error();
+        if (retries->n == half) {
+            if (auto more = take(false, want_fresh - fresh->n); !more) return more.error();
+        }
+        // Every fresh recipient up to the last one taken is claimed now; when fewer than
+        // asked for were left, every one there is.
+        std::int64_t claimed_to = fresh->last;
+        if (want_fresh > 0 && fresh->n < want_fresh) {
+            auto m = db.prepare("SELECT coalesce(max(id), 0) FROM recipients");
+            if (!m) return m.error();
+            auto row = m->step();
+            if (!row) return row.error();
+            claimed_to = m->int64(0);
+        }
+        if (claimed_to > fresh_after) {
+            auto u = db.prepare("UPDATE queue_state SET fresh_after = ?1");
+            if (!u) return u.error();
+            if (auto r = u->bind(1, claimed_to).run(); !r) return r.error();
         }
         std::vector<QueuedEmail> out;
         for (auto& [email_id, of_email] : by_email) {

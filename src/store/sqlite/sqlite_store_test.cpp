@@ -74,17 +74,24 @@ class SqliteStoreTest : public ::testing::Test {
         return a;
     }
 
-    // A new domain of `account`, and an email from it to one recipient, due at time 1.
-    NewEmail one_email(const Account& account) {
+    // A new domain of `account` (`token`: its DNS label, unique), and an email from it to one
+    // recipient, due at time 1.
+    NewEmail one_email(const Account& account, const std::string& token = "t1") {
         const auto domain_id = new_id("dom_", 1);
         EXPECT_TRUE(run(store_->create_domain({.id = domain_id,
                                                .account_id = account.id,
                                                .name = "mail.example.com",
-                                               .token = "t1",
+                                               .token = token,
                                                .created_at = 1,
                                                .updated_at = 1},
                                               {})));
         return email_of(account.id, domain_id);
+    }
+    // An email of `account`'s domain `domain_id` to one recipient, not yet tried (fresh).
+    static NewEmail fresh_email(const Account& account, const std::string& domain_id) {
+        auto n = email_of(account.id, domain_id);
+        n.recipients[0].next_attempt_at.reset();
+        return n;
     }
 
     static inline std::atomic<int> counter_{0};
@@ -116,6 +123,15 @@ std::string query_one(sqlite3* db, const char* sql) {
         if (const auto* text = sqlite3_column_text(st, 0))
             out = reinterpret_cast<const char*>(text);
     sqlite3_finalize(st);
+    return out;
+}
+
+// The same, on a connection of its own to the database at `path` (a store may have it open).
+std::string query_at(const fs::path& path, const char* sql) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    auto out = query_one(db, sql);
+    sqlite3_close(db);
     return out;
 }
 
@@ -156,7 +172,7 @@ std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std:
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
-    EXPECT_EQ(store_->schema_version(), 11);  // 011_emails_by_account
+    EXPECT_EQ(store_->schema_version(), 12);  // 012_fresh_recipients
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees((dir_ / "t.db").string()))
         EXPECT_EQ(ephemeral, 0) << sql;
     // The checks still check.
@@ -216,7 +232,7 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
-    EXPECT_EQ((*s)->schema_version(), 11);
+    EXPECT_EQ((*s)->schema_version(), 12);
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees(path))
         EXPECT_EQ(ephemeral, 0) << sql;
     auto raw = run((*s)->email_raw("acc_1", "em_1"));
@@ -280,7 +296,7 @@ TEST_F(SqliteStoreTest, LogsSurviveTheirRebuildByAccount) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 11);
+        EXPECT_EQ((*s)->schema_version(), 12);
         auto page = run((*s)->list_logs({.account_id = "acc_1", .limit = 10}));
         ASSERT_TRUE(page) << page.error().message();
         EXPECT_EQ(page->total, 3);
@@ -793,6 +809,105 @@ TEST_F(SqliteStoreTest, LeasesKeepClaimedMailAndRenewalsExtendThem) {
     EXPECT_EQ(run(store_->claim_due(6000, 10, "node-a", 7000))->size(), 1u) << "ran out";
 }
 
+// A recipient not yet tried (no next_attempt_at) is claimed in the order of ids, without
+// the index of when recipients are due: once claimed it is leased, shows the time it was
+// accepted as its next attempt, and is claimed again through that index when its lease runs
+// out; the claim moves queue_state.fresh_after past it.
+TEST_F(SqliteStoreTest, FreshRecipientsAreClaimedInTheOrderOfTheirIds) {
+    auto acc = make_account("acme");
+    const auto domain_id = one_email(acc).email.domain_id;
+    std::vector<std::string> ids;
+    for (int i = 0; i < 3; ++i) {
+        auto n = fresh_email(acc, domain_id);
+        n.email.created_at = n.email.queued_at = 50 + i;
+        ids.push_back(n.email.id);
+        ASSERT_TRUE(run(store_->create_email(std::move(n))));
+    }
+    auto shown = run(store_->find_email(acc.id, ids[1]));
+    ASSERT_TRUE(shown);
+    EXPECT_EQ(shown->recipients.at(0).next_attempt_at, 51) << "due since it was accepted";
+
+    auto first = run(store_->claim_due(100, 2, "node-a", 1000));
+    ASSERT_TRUE(first) << first.error().message();
+    ASSERT_EQ(first->size(), 2u);
+    std::set<std::string> got = {(*first)[0].id, (*first)[1].id};
+    EXPECT_EQ(got, (std::set<std::string>{ids[0], ids[1]})) << "the first two, by id";
+    EXPECT_EQ(query_at(dir_ / "t.db", "SELECT fresh_after FROM queue_state"), "2");
+    auto second = run(store_->claim_due(100, 10, "node-a", 1000));
+    ASSERT_EQ(second->size(), 1u);
+    EXPECT_EQ((*second)[0].id, ids[2]);
+    EXPECT_EQ(query_at(dir_ / "t.db", "SELECT fresh_after FROM queue_state"), "3");
+    EXPECT_TRUE(run(store_->claim_due(500, 10, "node-a", 1500))->empty()) << "all leased";
+    EXPECT_EQ(run(store_->find_email(acc.id, ids[0]))->recipients.at(0).next_attempt_at, 50);
+    EXPECT_EQ(
+        query_at(dir_ / "t.db", "SELECT COUNT(*) FROM recipients WHERE next_attempt_at IS NULL"),
+        "0");
+    auto again = run(store_->claim_due(2000, 10, "node-b", 3000));
+    EXPECT_EQ(again->size(), 3u) << "their leases ran out: due through the index";
+}
+
+// Half of a batch goes to recipients due again, the rest to fresh ones, and what one side
+// leaves the other takes: neither waits behind a backlog of the other.
+TEST_F(SqliteStoreTest, AClaimSharesItsBatchBetweenRetriesAndFreshMail) {
+    auto acc = make_account("acme");
+    const auto domain_id = one_email(acc).email.domain_id;
+    std::set<std::string> retries, fresh;
+    for (int i = 0; i < 4; ++i) {
+        // Due at 1, as a retry is; or not yet tried.
+        auto n = i % 2 ? fresh_email(acc, domain_id) : email_of(acc.id, domain_id);
+        (i % 2 ? fresh : retries).insert(n.email.id);
+        ASSERT_TRUE(run(store_->create_email(std::move(n))));
+    }
+    auto batch = run(store_->claim_due(100, 2, "n", 1000));
+    ASSERT_TRUE(batch);
+    ASSERT_EQ(batch->size(), 2u);
+    EXPECT_EQ(retries.count((*batch)[0].id) + retries.count((*batch)[1].id), 1u);
+    EXPECT_EQ(fresh.count((*batch)[0].id) + fresh.count((*batch)[1].id), 1u);
+    auto rest = run(store_->claim_due(100, 3, "n", 1000));
+    ASSERT_EQ(rest->size(), 2u) << "one of each left";
+    ASSERT_TRUE(run(store_->create_email(fresh_email(acc, domain_id))));
+    EXPECT_EQ(run(store_->claim_due(100, 4, "n", 1000))->size(), 1u) << "fresh fills the batch";
+}
+
+// Deleting the recipients with the largest ids (an account's, by hand) brings fresh_after
+// down with them, so that a new recipient, which takes the largest id left plus one, is not
+// at or below it and is still claimed.
+TEST_F(SqliteStoreTest, DeletingTheNewestRecipientsKeepsNewOnesClaimable) {
+    auto a = make_account("a");
+    auto b = make_account("b");
+    const auto a_domain = one_email(a, "ta").email.domain_id;
+    const auto b_domain = one_email(b, "tb").email.domain_id;
+    ASSERT_TRUE(run(store_->create_email(fresh_email(a, a_domain))));
+    ASSERT_TRUE(run(store_->create_email(fresh_email(a, a_domain))));
+    ASSERT_TRUE(run(store_->create_email(fresh_email(b, b_domain))));
+    ASSERT_EQ(run(store_->claim_due(100, 10, "n", 1000))->size(), 3u);
+    EXPECT_EQ(query_at(dir_ / "t.db", "SELECT fresh_after FROM queue_state"), "3");
+    store_.reset();
+    const auto path = (dir_ / "t.db").string();
+    {
+        sqlite3* db = nullptr;
+        ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+        ASSERT_EQ(
+            sqlite3_exec(
+                db,
+                ("PRAGMA foreign_keys=ON; DELETE FROM accounts WHERE id = '" + b.id + "'").c_str(),
+                nullptr, nullptr, nullptr),
+            SQLITE_OK);
+        EXPECT_EQ(query_one(db, "SELECT fresh_after FROM queue_state"), "2");
+        sqlite3_close(db);
+    }
+    auto s = SqliteStore::open({.path = path, .readers = 1});
+    ASSERT_TRUE(s);
+    store_ = std::move(*s);
+    auto n = fresh_email(a, a_domain);
+    const auto id = n.email.id;
+    ASSERT_TRUE(run(store_->create_email(std::move(n))));
+    EXPECT_EQ(run(store_->find_email(a.id, id))->recipients.at(0).id, 3) << "an id used before";
+    auto claimed = run(store_->claim_due(100, 10, "n", 1000));
+    ASSERT_EQ(claimed->size(), 1u);
+    EXPECT_EQ((*claimed)[0].id, id);
+}
+
 // Version 8 rebuilds emails without a rowid: the rows, their recipients (which refer to them
 // and would have gone with a plain DROP TABLE under foreign keys) and their bodies survive,
 // the foreign key holds afterwards, and a bounce address of before is still found.
@@ -812,7 +927,7 @@ TEST_F(SqliteStoreTest, EmailsSurviveTheirRebuild) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 11);
+        EXPECT_EQ((*s)->schema_version(), 12);
         auto e = run((*s)->find_email_by_return_token(old_token));
         ASSERT_TRUE(e) << e.error().message();
         EXPECT_EQ(e->id, "em_1");
@@ -864,7 +979,7 @@ TEST_F(SqliteStoreTest, RecipientsAreFoundByTheirRange) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 11);
+        EXPECT_EQ((*s)->schema_version(), 12);
         auto one = run((*s)->find_email("acc_1", "em_1"));
         ASSERT_TRUE(one) << one.error().message();
         ASSERT_EQ(one->recipients.size(), 2u);
@@ -970,7 +1085,7 @@ TEST_F(SqliteStoreTest, EmailsAreKeptByAccountAndId) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 11);
+        EXPECT_EQ((*s)->schema_version(), 12);
         auto all = run((*s)->list_emails({.account_id = "acc_1", .limit = 10}));
         ASSERT_TRUE(all) << all.error().message();
         EXPECT_EQ(all->total, 3);
