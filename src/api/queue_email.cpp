@@ -127,8 +127,9 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.track_opens = req.track_opens.value_or(domain->open_tracking);
     e.track_clicks = req.track_clicks.value_or(domain->click_tracking);
     e.source = req.source;
-    // The id's millisecond (`now`, or later if the clock stepped back): the store keeps an
-    // account's emails in the order of their ids, and lists them by time in that order.
+    // The id's millisecond (`now`, or later if another thread had just made an id a
+    // millisecond later, or the clock stepped back): the store keeps an account's emails in
+    // the order of their ids, and lists them by time in that order.
     e.created_at = e.queued_at = id_time(e.id, "em_");
     e.envelope_id = new_id("env_", now);
     n.total_recipients = static_cast<int>(req.to.size() + req.cc.size() + req.bcc.size());

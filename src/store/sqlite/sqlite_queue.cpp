@@ -41,16 +41,8 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
             "SELECT id FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?3 "
             "AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY next_attempt_at LIMIT ?4";
         static constexpr const char* kFresh =
-            "SELECT id FROM recipients WHERE id > ?5 AND next_attempt_at IS NULL "
-            "AND status = 'QUEUED' ORDER BY id LIMIT ?4";
-        std::int64_t fresh_after = 0;
-        {
-            auto q = db.prepare("SELECT fresh_after FROM queue_state");
-            if (!q) return q.error();
-            auto row = q->step();
-            if (!row) return row.error();
-            if (*row) fresh_after = q->int64(0);
-        }
+            "SELECT id FROM recipients WHERE id > (SELECT fresh_after FROM queue_state) "
+            "AND next_attempt_at IS NULL AND status = 'QUEUED' ORDER BY id LIMIT ?4";
         // Leases up to `n` recipients, fresh or retries; how many, and the largest id among
         // them.
         struct Taken {
@@ -73,10 +65,7 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
                 "lower(recipients.address)), account_id");
             if (!s) return s.error();
             s->bind(1, owner).bind(2, lease_until).bind(4, n);
-            if (fresh)
-                s->bind(5, fresh_after);
-            else
-                s->bind(3, now);
+            if (!fresh) s->bind(3, now);
             for (;;) {
                 auto row = s->step();
                 if (!row) return row.error();
@@ -106,19 +95,18 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
             if (auto more = take(false, want_fresh - fresh->n); !more) return more.error();
         }
         // Every fresh recipient up to the last one taken is claimed now; when fewer than
-        // asked for were left, every one there is.
-        std::int64_t claimed_to = fresh->last;
-        if (want_fresh > 0 && fresh->n < want_fresh) {
-            auto m = db.prepare("SELECT coalesce(max(id), 0) FROM recipients");
-            if (!m) return m.error();
-            auto row = m->step();
-            if (!row) return row.error();
-            claimed_to = m->int64(0);
-        }
-        if (claimed_to > fresh_after) {
-            auto u = db.prepare("UPDATE queue_state SET fresh_after = ?1");
+        // asked for were left, every one there is (?1 NULL: up to the largest id).
+        const bool all_fresh_taken = want_fresh > 0 && fresh->n < want_fresh;
+        if (all_fresh_taken || fresh->n > 0) {
+            auto u = db.prepare(
+                "UPDATE queue_state SET fresh_after = max(fresh_after, "
+                "COALESCE(?1, (SELECT coalesce(max(id), 0) FROM recipients)))");
             if (!u) return u.error();
-            if (auto r = u->bind(1, claimed_to).run(); !r) return r.error();
+            if (all_fresh_taken)
+                u->bind(1, std::nullopt);
+            else
+                u->bind(1, fresh->last);
+            if (auto r = u->run(); !r) return r.error();
         }
         std::vector<QueuedEmail> out;
         for (auto& [email_id, of_email] : by_email) {
