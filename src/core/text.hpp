@@ -51,6 +51,12 @@ class ByteSet {
             if (has(c)) return true;
         return false;
     }
+    // Whether every byte of `s` is in the set.
+    constexpr bool all_in(std::string_view s) const {
+        for (const char c : s)
+            if (!has(c)) return false;
+        return true;
+    }
 
   private:
     std::uint64_t bits_[4] = {};

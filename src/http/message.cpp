@@ -4,9 +4,26 @@
 #include <boost/json/value.hpp>
 #include <boost/url/parse.hpp>
 
+#include "core/text.hpp"
+
 namespace posthorn::http {
 
+namespace {
+// RFC 3986's unreserved characters and "/": a target of these alone, starting with "/", is
+// an origin-form path with nothing to decode and no query.
+constexpr core::ByteSet kPlainPath(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/");
+}  // namespace
+
 bool Request::set_target(std::string raw_target) {
+    // Most targets are plain paths ("/v1/emails"): Boost.URL's parse would give the same
+    // path, at ~1.5k instructions a request (callgrind).
+    if (!raw_target.empty() && raw_target.front() == '/' && kPlainPath.all_in(raw_target)) {
+        path = raw_target;
+        query.clear();
+        target = std::move(raw_target);
+        return true;
+    }
     auto url = boost::urls::parse_origin_form(raw_target);
     if (!url) return false;
     path = url->path();

@@ -98,6 +98,35 @@ def test_oversized_bodies_are_413(posthorn_factory):
     assert ph.get("/healthz").status == 200
 
 
+def test_chunked_and_continued_bodies_are_read_whole(server):
+    key = server.account_with_key("acme")
+    body = b'{"domain":"chunked.example.com"}'
+    # Chunked, in three chunks (one with an extension), header names in any case.
+    parts = (body[:5], body[5:20], body[20:])
+    chunks = b"".join(b"%x\r\n" % len(p) + p + b"\r\n" for p in parts[:2])
+    chunks += b"%x;ext=1\r\n" % len(parts[2]) + parts[2] + b"\r\n0\r\n\r\n"
+    reply = raw_exchange(server.http_port,
+                         f"POST /v1/domains HTTP/1.1\r\nHost: x\r\naUtHoRiZaTiOn: Bearer {key}\r\n"
+                         "CONTENT-TYPE: application/json\r\nTransfer-Encoding: chunked\r\n"
+                         "Connection: close\r\n\r\n".encode() + chunks)
+    assert reply.startswith(b"HTTP/1.1 201"), reply[:300]
+    assert b'"domain":"chunked.example.com"' in reply, reply
+    # Expect: 100-continue: the interim answer first, then the body, then the answer.
+    body = b'{"domain":"continued.example.com"}'
+    with socket.create_connection(("127.0.0.1", server.http_port), timeout=5) as s:
+        s.sendall((f"POST /v1/domains HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+                   f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                   "Expect: 100-continue\r\nConnection: close\r\n\r\n").encode())
+        interim = s.recv(4096)
+        assert interim.startswith(b"HTTP/1.1 100"), interim
+        s.sendall(body)
+        data = interim.split(b"\r\n\r\n", 1)[1]
+        while chunk := s.recv(4096):
+            data += chunk
+    assert data.startswith(b"HTTP/1.1 201"), data[:300]
+    assert b'"domain":"continued.example.com"' in data, data
+
+
 def test_malformed_requests_get_a_json_400_and_the_server_lives(server):
     for garbage in (b"\x00\x01\x02garbage\r\n\r\n",
                     b"GET\r\n\r\n",
