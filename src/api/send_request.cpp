@@ -79,23 +79,24 @@ bool valid_header_name(std::string_view name) {
     return true;
 }
 
-// string | string[] → strings; `required` refuses absence and emptiness.
-std::variant<std::vector<std::string>, http::Response> string_list(const json::object& o,
-                                                                   std::string_view field,
-                                                                   bool required) {
-    std::vector<std::string> out;
+// string | string[] → strings (views into the document); `required` refuses absence and
+// emptiness.
+std::variant<std::vector<std::string_view>, http::Response> string_list(const json::object& o,
+                                                                        std::string_view field,
+                                                                        bool required) {
+    std::vector<std::string_view> out;
     const auto* v = o.if_contains(field);
     if (!v || v->is_null()) {
         if (required) return validation(std::string(field) + " is required");
         return out;
     }
     if (v->is_string()) {
-        out.emplace_back(v->as_string());
+        out.emplace_back(v->get_string());
     } else if (v->is_array()) {
-        for (const auto& el : v->as_array()) {
+        for (const auto& el : v->get_array()) {
             if (!el.is_string())
                 return validation(std::string(field) + " must be a string or an array of strings");
-            out.emplace_back(el.as_string());
+            out.emplace_back(el.get_string());
         }
     } else {
         return validation(std::string(field) + " must be a string or an array of strings");
@@ -105,9 +106,10 @@ std::variant<std::vector<std::string>, http::Response> string_list(const json::o
 }
 
 std::variant<std::vector<mail::Mailbox>, http::Response> mailboxes(
-    const std::vector<std::string>& in) {
+    const std::vector<std::string_view>& in) {
     std::vector<mail::Mailbox> out;
-    for (const auto& s : in) {
+    out.reserve(in.size());
+    for (const auto s : in) {
         auto m = mail::parse_mailbox(s);
         if (auto* bad = std::get_if<mail::BadAddress>(&m))
             return http::error_response(400, "INVALID_EMAIL", bad->reason);
@@ -156,7 +158,7 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
     // from
     const auto* from = o.if_contains("from");
     if (!from || !from->is_string()) return validation("from is required and must be a string");
-    auto parsed_from = mailboxes({std::string(from->as_string())});
+    auto parsed_from = mailboxes({std::string_view(from->get_string())});
     if (auto* e = std::get_if<http::Response>(&parsed_from)) return std::move(*e);
     m.from = std::get<0>(parsed_from).front();
 

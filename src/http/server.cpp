@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/basic_parser.hpp>
@@ -211,8 +212,19 @@ asio::awaitable<void> Server::Impl::send(Conn& conn, Response res, unsigned vers
     out.append("\r\n");
     const std::array<asio::const_buffer, 2> buffers{
         asio::buffer(out), bodiless || head ? asio::const_buffer() : asio::buffer(res.body)};
+    // Written at once when the socket takes it all, as it nearly always does (the socket is
+    // in non-blocking mode: a full one answers would_block at once); through async_write,
+    // even a write done at once completes by a post to the context. The rest, if any, waits
+    // for room under the request timeout.
+    beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(buffers);
+    if (conn.stream.socket().non_blocking()) {
+        error_code ec;
+        rest.consume(asio::write(conn.stream.socket(), buffers, ec));
+        if (ec && ec != asio::error::would_block) co_return;  // the next read sees it too
+        if (beast::buffer_bytes(rest) == 0) co_return;
+    }
     conn.stream.expires_after(options.request_timeout);
-    co_await asio::async_write(conn.stream, buffers, use_nothrow_awaitable);
+    co_await asio::async_write(conn.stream, rest, use_nothrow_awaitable);
 }
 
 // After refusing a request whose body is still arriving, read and drop what the client
@@ -237,6 +249,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
     error_code ec;
     const auto peer = conn->stream.socket().remote_endpoint(ec);
     const std::string ip = ec ? std::string() : peer.address().to_string();
+    conn->stream.socket().non_blocking(true, ec);  // for send()'s write at once; else async
 
     while (!stopping) {
         RequestParser parser;
@@ -282,24 +295,34 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, version};
             co_await bhttp::async_write(conn->stream, cont, use_nothrow_awaitable);
         }
-        conn->stream.expires_after(options.request_timeout);
-        if (!parser.is_done()) {
-            auto [bec, bn] =
+        // What of the body came with the header is parsed here, from the buffer: through
+        // async_read, even a body read whole already completes by a post to the context.
+        error_code bec;
+        while (!parser.is_done() && buffer.size() > 0) {
+            const auto used = parser.put(buffer.data(), bec);
+            buffer.consume(used);
+            if (bec == bhttp::error::need_more) bec = {};
+            if (bec || used == 0) break;
+        }
+        if (!bec && !parser.is_done()) {
+            conn->stream.expires_after(options.request_timeout);
+            auto [rec, rn] =
                 co_await bhttp::async_read(conn->stream, buffer, parser, use_nothrow_awaitable);
-            if (bec == bhttp::error::body_limit) {
-                auto res = too_large(options.body_limit);
-                co_await send(*conn, std::move(res), version, false);
-                co_await linger(*conn);
-                break;
+            bec = rec;
+        }
+        if (bec == bhttp::error::body_limit) {
+            auto res = too_large(options.body_limit);
+            co_await send(*conn, std::move(res), version, false);
+            co_await linger(*conn);
+            break;
+        }
+        if (bec) {
+            if (is_parse_error(bec)) {
+                auto refusal = error_response(400, "VALIDATION_ERROR",
+                                              "malformed HTTP request: " + bec.message());
+                co_await send(*conn, std::move(refusal), version, false);
             }
-            if (bec) {
-                if (is_parse_error(bec)) {
-                    auto refusal = error_response(400, "VALIDATION_ERROR",
-                                                  "malformed HTTP request: " + bec.message());
-                    co_await send(*conn, std::move(refusal), version, false);
-                }
-                break;
-            }
+            break;
         }
         const bool keep_alive = parser.keep_alive();
         const bool head = parser.head;

@@ -141,7 +141,8 @@ std::variant<Mailbox, BadAddress> parse_mailbox(std::string_view text) {
     auto domain = normalize_domain(domain_text);
     if (auto* b = std::get_if<BadDomain>(&domain)) return bad(text, b->reason);
     m.domain = std::get<std::string>(domain);
-    if (m.address().size() > kMaxAddress) return bad(text, "longer than 254 octets");
+    if (m.local.size() + 1 + m.domain.size() > kMaxAddress)
+        return bad(text, "longer than 254 octets");
     return m;
 }
 

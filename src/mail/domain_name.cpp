@@ -2,18 +2,14 @@
 
 #include <idn2.h>
 
-#include <cctype>
-
 #include "core/text.hpp"
 
 namespace posthorn::mail {
 namespace {
 
-bool is_ascii(std::string_view s) {
-    for (unsigned char c : s)
-        if (c >= 0x80) return false;
-    return true;
-}
+constexpr core::ByteSet kLabelChars(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-");
+constexpr core::ByteSet kDigits("0123456789");
 
 }  // namespace
 
@@ -26,7 +22,7 @@ std::variant<std::string, BadDomain> normalize_domain(std::string_view input) {
             return BadDomain{"domain must not contain spaces or control characters"};
 
     std::string ascii;
-    if (is_ascii(input)) {
+    if (core::is_ascii(input)) {
         ascii = core::ascii_lower(input);
     } else {
         char* out = nullptr;
@@ -53,7 +49,7 @@ std::variant<std::string, BadDomain> normalize_domain(std::string_view input) {
         if (label.front() == '-' || label.back() == '-')
             return BadDomain{"a label must not start or end with a hyphen"};
         for (char c : label)
-            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-'))
+            if (!kLabelChars.has(c))
                 return BadDomain{std::string("domain contains '") + c +
                                  "': only letters, digits and hyphens are allowed"};
         ++labels;
@@ -62,9 +58,7 @@ std::variant<std::string, BadDomain> normalize_domain(std::string_view input) {
         start = dot + 1;
     }
     if (labels < 2) return BadDomain{"domain needs at least two labels (like example.com)"};
-    bool all_digits = true;
-    for (char c : last) all_digits = all_digits && std::isdigit(static_cast<unsigned char>(c));
-    if (all_digits) return BadDomain{"an IP address is not a domain"};
+    if (kDigits.all_in(last)) return BadDomain{"an IP address is not a domain"};
     return ascii;
 }
 
