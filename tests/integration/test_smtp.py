@@ -623,3 +623,48 @@ def test_sessions_at_once_are_limited_per_client_and_per_listener(world):
     s, said = greeted_once_free(port, "127.0.200.1")
     s.close()
     assert said.startswith(b"220 "), said
+
+
+def test_a_large_answer_reaches_a_slow_reader_whole(world):
+    # 8 MiB of attachment: more than the kernel's buffers of a connection hold (4 MiB at
+    # most for the sender's here, 64 KiB for this reader's), so the server's write stops
+    # part way (would block) and goes on as the client reads; the connection then serves
+    # another request.
+    ph, key, _ = world
+    blob = bytes(range(256)) * (8 * 4096)
+    m = email.message.EmailMessage()
+    m["From"] = "ann@sender.example.org"
+    m["To"] = "big@mail.example.com"
+    m["Subject"] = "big"
+    m.set_content("see the attachment")
+    m.add_attachment(blob, maintype="application", subtype="octet-stream", filename="big.bin")
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=30) as s:
+        s.send_message(m, from_addr="ann@sender.example.org", to_addrs=["big@mail.example.com"])
+    e = wait_list(ph, key, "/v1/emails/inbound?search=big@mail", 1)["data"][0]
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before the handshake
+        s.settimeout(10)
+        s.connect(("127.0.0.1", ph.http_port))
+        s.sendall((f"GET /v1/emails/inbound/{e['id']}/attachments/0 HTTP/1.1\r\nHost: x\r\n"
+                   f"Authorization: Bearer {key}\r\n\r\n").encode())
+        time.sleep(0.5)  # the server's write is stuck meanwhile
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s.recv(65536)
+        head, body = data.split(b"\r\n\r\n", 1)
+        assert head.startswith(b"HTTP/1.1 200"), head
+        length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+        assert length == len(blob)
+        while len(body) < length:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                raise AssertionError(f"stuck at {len(body)} of {length}")
+            assert chunk, "the server closed the connection before the end of the body"
+            body += chunk
+        assert body == blob
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        again = b""
+        while not again.endswith(b"}"):
+            again += s.recv(4096)
+        assert again.startswith(b"HTTP/1.1 200"), again
