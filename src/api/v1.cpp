@@ -42,7 +42,10 @@ bool is_json_media_type(std::string_view content_type) {
 // presents the same key with every request, and hashing it was ~4% of a send's work on the
 // network thread (callgrind). Only keys that were found are kept, so a stream of made-up
 // keys cannot fill it; whether a key is revoked is still read from the store every time.
-// Out of line, so that no thread-local address is kept across a coroutine's suspension.
+// A presented key is compared only with the remembered keys of the bucket its std::hash
+// picks (libstdc++ compares their stored hash first), so the lookup's time tells nothing of
+// how much of a guess is right. Out of line, so that no thread-local address is kept
+// across a coroutine's suspension.
 constexpr std::size_t kRememberedKeys = 256;
 struct ViewHash {
     using is_transparent = void;
