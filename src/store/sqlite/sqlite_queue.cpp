@@ -14,100 +14,67 @@ namespace {
 
 bool is_final(std::string_view status) { return status != "QUEUED" && status != "SENT"; }
 
-}  // namespace
+// One claim of due recipients, in the writer's transaction: leases them (take()) and then
+// reads the emails they belong to (emails()).
+struct Claim {
+    Db& db;
+    UnixMs now;
+    const std::string& owner;
+    UnixMs lease_until;
+    // Per email: its account (the emails' key begins with it) and the recipients taken.
+    std::map<std::string, std::pair<std::string, std::vector<QueuedRecipient>>> by_email;
 
-void SqliteStore::set_queue_listener(std::function<void()> listener) {
-    impl_->queue_listener = std::move(listener);
-}
+    struct Taken {
+        int n = 0;              // how many
+        std::int64_t last = 0;  // the largest id among them
+    };
 
-asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs now, int limit,
-                                                                         std::string owner,
-                                                                         UnixMs lease_until) {
-    // Polled every second when idle: a reader looks first, so that an idle poll costs the
-    // writer nothing. Due: a recipient tried before whose time has come (recipients_due), or
-    // one never tried (fresh, above queue_state.fresh_after: migration 012).
-    if (co_await impl_->nothing_due(
-            "SELECT 1 FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?1 "
-            "AND (lease_until IS NULL OR lease_until <= ?1) UNION ALL "
-            "SELECT 1 FROM recipients WHERE id > (SELECT fresh_after FROM queue_state) "
-            "AND next_attempt_at IS NULL AND status = 'QUEUED' LIMIT 1",
-            now))
-        co_return std::vector<QueuedEmail>{};
-    auto job = [now, limit, owner = std::move(owner),
-                lease_until](Db& db) -> Result<std::vector<QueuedEmail>> {
-        // Per email: its account (the emails' key begins with it) and its recipients.
-        std::map<std::string, std::pair<std::string, std::vector<QueuedRecipient>>> by_email;
+    // Leases up to `n` recipients: retries whose time has come (recipients_due), or fresh
+    // ones (never tried, above queue_state.fresh_after: migration 012) in the order of ids.
+    Result<Taken> take(bool fresh, int n) {
         static constexpr const char* kDue =
             "SELECT id FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?3 "
             "AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY next_attempt_at LIMIT ?4";
         static constexpr const char* kFresh =
             "SELECT id FROM recipients WHERE id > (SELECT fresh_after FROM queue_state) "
             "AND next_attempt_at IS NULL AND status = 'QUEUED' ORDER BY id LIMIT ?4";
-        // Leases up to `n` recipients, fresh or retries; how many, and the largest id among
-        // them.
-        struct Taken {
-            int n = 0;
-            std::int64_t last = 0;
-        };
-        auto take = [&](bool fresh, int n) -> Result<Taken> {
-            Taken t;
-            if (n <= 0) return t;
-            // A fresh recipient claimed gets the time it was accepted (its updated_at until
-            // now) as its next_attempt_at: from then on it is in recipients_due, where its
-            // lease runs out if its node dies, and the API shows that time while QUEUED.
-            auto s = db.prepare(
-                std::string("UPDATE recipients SET lease_owner = ?1, lease_until = ?2, "
-                            "next_attempt_at = COALESCE(next_attempt_at, updated_at) "
-                            "WHERE id IN (") +
-                (fresh ? kFresh : kDue) +
-                ") RETURNING id, email_id, address, domain, type, attempts, EXISTS (SELECT 1 "
-                "FROM suppressions s WHERE s.account_id = recipients.account_id AND s.address = "
-                "lower(recipients.address)), account_id");
-            if (!s) return s.error();
-            s->bind(1, owner).bind(2, lease_until).bind(4, n);
-            if (!fresh) s->bind(3, now);
-            for (;;) {
-                auto row = s->step();
-                if (!row) return row.error();
-                if (!*row) break;
-                auto& [account_id, recipients] = by_email[s->text(1)];
-                if (account_id.empty()) account_id = s->text(7);
-                recipients.push_back(QueuedRecipient{.id = s->int64(0),
-                                                     .address = s->text(2),
-                                                     .domain = s->text(3),
-                                                     .type = s->text(4),
-                                                     .attempts = static_cast<int>(s->int64(5)),
-                                                     .suppressed = s->int64(6) != 0});
-                ++t.n;
-                t.last = std::max(t.last, s->int64(0));
-            }
-            return t;
-        };
-        // Half of the batch for retries, the rest for fresh mail, and what one leaves to the
-        // other: neither waits behind a backlog of the other.
-        const int half = (limit + 1) / 2;
-        auto retries = take(false, half);
-        if (!retries) return retries.error();
-        const int want_fresh = limit - retries->n;
-        auto fresh = take(true, want_fresh);
-        if (!fresh) return fresh.error();
-        if (retries->n == half) {
-            if (auto more = take(false, want_fresh - fresh->n); !more) return more.error();
+        Taken t;
+        if (n <= 0) return t;
+        // A fresh recipient claimed gets the time it was accepted (its updated_at until now)
+        // as its next_attempt_at: from then on it is in recipients_due, where its lease runs
+        // out if its node dies, and the API shows that time while QUEUED.
+        auto s = db.prepare(
+            std::string("UPDATE recipients SET lease_owner = ?1, lease_until = ?2, "
+                        "next_attempt_at = COALESCE(next_attempt_at, updated_at) "
+                        "WHERE id IN (") +
+            (fresh ? kFresh : kDue) +
+            ") RETURNING id, email_id, address, domain, type, attempts, EXISTS (SELECT 1 "
+            "FROM suppressions s WHERE s.account_id = recipients.account_id AND s.address = "
+            "lower(recipients.address)), account_id");
+        if (!s) return s.error();
+        s->bind(1, owner).bind(2, lease_until).bind(4, n);
+        if (!fresh) s->bind(3, now);
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            auto& [account_id, recipients] = by_email[s->text(1)];
+            if (account_id.empty()) account_id = s->text(7);
+            recipients.push_back(QueuedRecipient{.id = s->int64(0),
+                                                 .address = s->text(2),
+                                                 .domain = s->text(3),
+                                                 .type = s->text(4),
+                                                 .attempts = static_cast<int>(s->int64(5)),
+                                                 .suppressed = s->int64(6) != 0});
+            ++t.n;
+            t.last = std::max(t.last, s->int64(0));
         }
-        // Every fresh recipient up to the last one taken is claimed now; when fewer than
-        // asked for were left, every one there is (?1 NULL: up to the largest id).
-        const bool all_fresh_taken = want_fresh > 0 && fresh->n < want_fresh;
-        if (all_fresh_taken || fresh->n > 0) {
-            auto u = db.prepare(
-                "UPDATE queue_state SET fresh_after = max(fresh_after, "
-                "COALESCE(?1, (SELECT coalesce(max(id), 0) FROM recipients)))");
-            if (!u) return u.error();
-            if (all_fresh_taken)
-                u->bind(1, std::nullopt);
-            else
-                u->bind(1, fresh->last);
-            if (auto r = u->run(); !r) return r.error();
-        }
+        return t;
+    }
+
+    // The emails of the recipients taken, each with them (an email deleted meanwhile is
+    // left out).
+    Result<std::vector<QueuedEmail>> emails() {
         std::vector<QueuedEmail> out;
         for (auto& [email_id, of_email] : by_email) {
             auto& [account_id, recipients] = of_email;
@@ -129,6 +96,62 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
                                       .recipients = std::move(recipients)});
         }
         return out;
+    }
+};
+
+// Moves queue_state.fresh_after up to `last` (the largest fresh id claimed), or, with none,
+// to the largest id of all recipients (every fresh one was claimed); never down.
+Result<void> move_fresh_mark(Db& db, std::optional<std::int64_t> last) {
+    auto u = db.prepare(
+        "UPDATE queue_state SET fresh_after = max(fresh_after, "
+        "COALESCE(?1, (SELECT coalesce(max(id), 0) FROM recipients)))");
+    if (!u) return u.error();
+    u->bind(1, last);
+    return u->run();
+}
+
+}  // namespace
+
+void SqliteStore::set_queue_listener(std::function<void()> listener) {
+    impl_->queue_listener = std::move(listener);
+}
+
+asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs now, int limit,
+                                                                         std::string owner,
+                                                                         UnixMs lease_until) {
+    // Polled every second when idle: a reader looks first, so that an idle poll costs the
+    // writer nothing. Due: a recipient tried before whose time has come (recipients_due), or
+    // one never tried (fresh, above queue_state.fresh_after: migration 012).
+    if (co_await impl_->nothing_due(
+            "SELECT 1 FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?1 "
+            "AND (lease_until IS NULL OR lease_until <= ?1) UNION ALL "
+            "SELECT 1 FROM recipients WHERE id > (SELECT fresh_after FROM queue_state) "
+            "AND next_attempt_at IS NULL AND status = 'QUEUED' LIMIT 1",
+            now))
+        co_return std::vector<QueuedEmail>{};
+    auto job = [now, limit, owner = std::move(owner),
+                lease_until](Db& db) -> Result<std::vector<QueuedEmail>> {
+        Claim claim{.db = db, .now = now, .owner = owner, .lease_until = lease_until};
+        // Half of the batch for retries, the rest for fresh mail, and what one leaves to the
+        // other: neither waits behind a backlog of the other.
+        const int half = (limit + 1) / 2;
+        auto retries = claim.take(false, half);
+        if (!retries) return retries.error();
+        const int want_fresh = limit - retries->n;
+        auto fresh = claim.take(true, want_fresh);
+        if (!fresh) return fresh.error();
+        if (retries->n == half) {
+            if (auto more = claim.take(false, want_fresh - fresh->n); !more) return more.error();
+        }
+        // Every fresh recipient up to the last one taken is claimed now; when fewer than
+        // asked for were left, every one there is.
+        const bool all_fresh_taken = want_fresh > 0 && fresh->n < want_fresh;
+        if (all_fresh_taken || fresh->n > 0) {
+            auto moved = move_fresh_mark(
+                db, all_fresh_taken ? std::nullopt : std::optional<std::int64_t>(fresh->last));
+            if (!moved) return moved.error();
+        }
+        return claim.emails();
     };
     co_return co_await impl_->writer.write<std::vector<QueuedEmail>>(std::move(job));
 }
