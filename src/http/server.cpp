@@ -6,7 +6,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -29,7 +28,6 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr std::size_t kHeaderLimit = 16 * 1024;
-constexpr std::size_t kReadSize = 16 * 1024;  // a read's room in the connection's buffer
 constexpr std::chrono::seconds kLingerTime{2};
 
 struct Conn {
@@ -93,18 +91,6 @@ class RequestParser final : public bhttp::basic_parser<true> {
     }
     void on_finish_impl(error_code&) override {}
 };
-
-// Feeds the parser what the buffer holds, up to the end of the header (`header`) or of the
-// message; what it has not used stays in the buffer. No error when it needs more.
-void parse_buffered(RequestParser& parser, beast::flat_buffer& buffer, error_code& ec,
-                    bool header) {
-    while (!(header ? parser.is_header_done() : parser.is_done()) && buffer.size() > 0) {
-        const auto used = parser.put(buffer.data(), ec);
-        buffer.consume(used);
-        if (ec == bhttp::error::need_more) ec = {};
-        if (ec || used == 0) break;
-    }
-}
 
 Response too_large(std::size_t limit) {
     return error_response(
@@ -273,23 +259,9 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         conn->idle_since = std::chrono::steady_clock::now();
         conn->closing = false;
         conn->busy = false;
-        // The next request is often there already (a busy client sends it as soon as it has
-        // our answer): read what the socket holds at once and parse its header from the
-        // buffer; only a header not yet whole is waited for, under the idle timeout.
-        if (buffer.size() == 0 && conn->stream.socket().non_blocking()) {
-            error_code rec;
-            const auto n = conn->stream.socket().read_some(
-                buffer.prepare(beast::read_size(buffer, kReadSize)), rec);
-            if (!rec) buffer.commit(n);  // an error comes again to the wait below
-        }
-        error_code hec;
-        parse_buffered(parser, buffer, hec, true);
-        if (!hec && !parser.is_header_done()) {
-            conn->stream.expires_after(options.idle_timeout);
-            auto [rec, rn] = co_await bhttp::async_read_header(conn->stream, buffer, parser,
-                                                               use_nothrow_awaitable);
-            hec = rec;
-        }
+        conn->stream.expires_after(options.idle_timeout);
+        auto [hec, hn] =
+            co_await bhttp::async_read_header(conn->stream, buffer, parser, use_nothrow_awaitable);
         conn->busy = true;
         if (hec == bhttp::error::body_limit) {  // Content-Length over the limit
             auto res = too_large(options.body_limit);
@@ -326,7 +298,12 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         // What of the body came with the header is parsed here, from the buffer: through
         // async_read, even a body read whole already completes by a post to the context.
         error_code bec;
-        parse_buffered(parser, buffer, bec, false);
+        while (!parser.is_done() && buffer.size() > 0) {
+            const auto used = parser.put(buffer.data(), bec);
+            buffer.consume(used);
+            if (bec == bhttp::error::need_more) bec = {};
+            if (bec || used == 0) break;
+        }
         if (!bec && !parser.is_done()) {
             conn->stream.expires_after(options.request_timeout);
             auto [rec, rn] =
