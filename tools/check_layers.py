@@ -16,14 +16,15 @@ ALLOWED = {
     "core": set(),
     "crypto": {"core"},
     "dns": {"core"},
+    "domain": {"core"},
     "mail": {"core", "crypto"},
     "smtp": {"core", "crypto"},
     "http": {"core", "crypto"},
-    "store": {"core", "mail"},
-    "delivery": {"core", "crypto", "dns", "mail", "smtp", "store"},
-    "webhooks": {"core", "crypto", "http", "store"},
-    "api": {"core", "crypto", "dns", "mail", "smtp", "http", "store"},  # dns: Verify Domain
-    "app": {"core", "crypto", "dns", "mail", "smtp", "http", "store", "delivery", "webhooks", "api"},
+    "store": {"core", "domain", "mail"},
+    "delivery": {"core", "crypto", "dns", "domain", "mail", "smtp", "store"},
+    "webhooks": {"core", "crypto", "domain", "http", "store"},
+    "api": {"core", "crypto", "dns", "domain", "mail", "smtp", "http", "store"},  # dns: Verify Domain
+    "app": {"core", "crypto", "dns", "domain", "mail", "smtp", "http", "store", "delivery", "webhooks", "api"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)
 

@@ -1,0 +1,106 @@
+#include "domain/events.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+
+#include <set>
+
+namespace posthorn::domain {
+namespace {
+
+namespace json = boost::json;
+
+TEST(Vocabulary, EveryValueHasOneNameThatReadsBack) {
+    auto check = [](auto all) {
+        std::set<std::string_view> seen;
+        for (auto v : all) {
+            const auto n = name(v);
+            EXPECT_FALSE(n.empty());
+            EXPECT_TRUE(seen.insert(n).second) << n;
+            EXPECT_EQ(from_name<decltype(v)>(n), v) << n;
+        }
+    };
+    check(all_values<EmailStatus>());
+    check(all_values<RecipientStatus>());
+    check(all_values<DomainStatus>());
+    check(all_values<EventKind>());
+    check(all_values<BounceType>());
+    check(all_values<SuppressionReason>());
+    check(all_values<RecipientType>());
+    EXPECT_EQ(name(EmailStatus::complained), "COMPLAINED");
+    EXPECT_EQ(name(EventKind::inbound_received), "inbound.received");
+    EXPECT_EQ(from_name<EmailStatus>("queued"), std::nullopt);  // case-sensitive
+    EXPECT_EQ(from_name<EventKind>("email.nope"), std::nullopt);
+}
+
+TEST(Events, FinalStatusesRaiseTheirOwnKind) {
+    EXPECT_EQ(event_for(EmailStatus::delivered), EventKind::email_delivered);
+    EXPECT_EQ(event_for(EmailStatus::bounced), EventKind::email_bounced);
+    EXPECT_EQ(event_for(EmailStatus::failed), EventKind::email_failed);
+    EXPECT_EQ(event_for(EmailStatus::complained), EventKind::email_complained);
+    EXPECT_EQ(event_for(EmailStatus::blocked), EventKind::email_blocked);
+}
+
+TEST(Events, PayloadsAreJsonWithTheirFields) {
+    Recipient r{
+        .id = 1, .address = "a\"b@x.test", .status = RecipientStatus::failed, .attempts = 6};
+    r.last_response = "451 later\r\n";
+    r.bounce = Bounce{.type = BounceType::soft, .code = "", .message = "m"};
+    const auto data = json::parse(email_event_data("em_1", EmailStatus::failed, {&r})).as_object();
+    EXPECT_EQ(data.at("email_id").as_string(), "em_1");
+    EXPECT_EQ(data.at("status").as_string(), "FAILED");
+    const auto& rec = data.at("recipients").as_array().at(0).as_object();
+    EXPECT_EQ(rec.at("email").as_string(), "a\"b@x.test");
+    EXPECT_EQ(rec.at("status").as_string(), "FAILED");
+    EXPECT_EQ(rec.at("attempts").as_int64(), 6);
+    EXPECT_EQ(rec.at("response").as_string(), "451 later\r\n");
+    EXPECT_EQ(rec.at("bounce").at("type").as_string(), "soft");
+    EXPECT_TRUE(rec.at("bounce").at("code").is_null());
+
+    auto open = json::parse(engagement_data("em_1", "192.0.2.1", "UA", std::nullopt)).as_object();
+    EXPECT_EQ(open.at("ip").as_string(), "192.0.2.1");
+    EXPECT_FALSE(open.contains("url"));
+    auto click = json::parse(engagement_data("em_1", "::1", "", std::string("https://x/?a=1")));
+    EXPECT_EQ(click.at("url").as_string(), "https://x/?a=1");
+
+    const auto in = json::parse(inbound_event_data({.id = "in_1",
+                                                    .from_email = "f@y.test",
+                                                    .from_name = "F",
+                                                    .to_address = "t@x.test",
+                                                    .subject = "S\u00e9",
+                                                    .attachments = 2}))
+                        .as_object();
+    EXPECT_EQ(in.at("id").as_string(), "in_1");
+    EXPECT_EQ(in.at("attachments").as_int64(), 2);
+    EXPECT_EQ(in.at("subject").as_string(), "S\u00e9");
+
+    const auto body = json::parse(event_body(EventKind::email_sent, 0, R"({"a":1})")).as_object();
+    EXPECT_EQ(body.at("type").as_string(), "email.sent");
+    EXPECT_EQ(body.at("created_at").as_string(), "1970-01-01T00:00:00.000Z");
+    EXPECT_EQ(body.at("data").at("a").as_int64(), 1);
+    EXPECT_TRUE(json::parse(event_body(EventKind::email_sent, 0, "")).at("data").is_object());
+}
+
+TEST(Events, GoToTheActiveWebhooksOfTheAccountThatSubscribe) {
+    const std::vector<Webhook> hooks = {
+        {.id = "wh_all",
+         .account_id = "acc_1",
+         .events = {EventKind::email_sent, EventKind::email_bounced}},
+        {.id = "wh_off", .account_id = "acc_1", .events = {EventKind::email_sent}, .active = false},
+        {.id = "wh_other_kind", .account_id = "acc_1", .events = {EventKind::email_opened}},
+        {.id = "wh_other_account", .account_id = "acc_2", .events = {EventKind::email_sent}},
+    };
+    const auto e = make_event(EventKind::email_sent, "acc_1", std::string("em_1"), "{}", 5);
+    EXPECT_EQ(webhooks_for(e, hooks), std::vector<std::string>{"wh_all"});
+    EXPECT_TRUE(e.id.starts_with("evt_"));
+    EXPECT_EQ(e.created_at, 5);
+    const auto bounce = make_event(EventKind::email_bounced, "acc_1", std::nullopt, "{}", 5);
+    EXPECT_EQ(webhooks_for(bounce, hooks), std::vector<std::string>{"wh_all"});
+    const auto in = make_event(EventKind::inbound_received, "acc_1", std::nullopt, "{}", 5);
+    EXPECT_TRUE(webhooks_for(in, hooks).empty());
+    EXPECT_NE(make_event(EventKind::email_sent, "a", std::nullopt, "", 5).id, e.id);
+}
+
+}  // namespace
+}  // namespace posthorn::domain

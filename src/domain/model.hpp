@@ -1,0 +1,124 @@
+// domain/model.hpp — an email and its recipients as the product's rules see them, the
+// events those rules raise, and the changes they make (EmailChange), which a store writes
+// as they are: a store reads and writes these rows; what they mean is decided here
+// (email_rules.hpp, events.hpp). Plain structs; times are UnixMs (UTC milliseconds), ids
+// the prefixed strings of core/id.hpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/time.hpp"
+#include "domain/vocabulary.hpp"
+
+namespace posthorn::domain {
+
+// Why a recipient was given up (delivery_policy.hpp).
+struct Bounce {
+    BounceType type = BounceType::undetermined;
+    std::string code;     // the enhanced status code (RFC 3463) "5.1.1"; "" when none came
+    std::string message;  // what the server said, or our words for what happened
+    bool operator==(const Bounce&) const = default;
+};
+
+struct Recipient {
+    std::int64_t id = 0;
+    std::string address;  // local@domain, domain canonical
+    std::string domain;
+    RecipientType type = RecipientType::to;
+    RecipientStatus status = RecipientStatus::queued;
+    int attempts = 0;
+    std::optional<UnixMs> next_attempt_at;
+    std::optional<std::string> last_response;  // the remote server's reply, verbatim
+    std::optional<UnixMs> sent_at;             // when a server first took the message for it
+    std::optional<Bounce> bounce;              // set when it was given up
+};
+
+struct Email {
+    std::string id;  // em_…
+    std::string account_id;
+    std::string domain_id;
+    std::string envelope_id;
+    EmailStatus status = EmailStatus::queued;
+    std::string from_email;
+    std::string from_name;   // "" when none
+    std::string to_display;  // the To recipients joined by ", "
+    std::string subject;
+    std::string message_id;
+    std::string return_token;
+    bool track_opens = false;
+    bool track_clicks = false;
+    std::string source = "api";
+    std::int64_t size_bytes = 0;
+    UnixMs created_at = 0;
+    UnixMs queued_at = 0;
+    std::optional<UnixMs> sent_at;
+    std::optional<UnixMs> delivered_at;
+    std::optional<UnixMs> failed_at;
+    std::optional<UnixMs> opened_at;
+    std::optional<UnixMs> clicked_at;
+    std::vector<Recipient> recipients;  // filled where asked for
+};
+
+// An entry of the event outbox: webhooks are told of it (webhooks/, events.hpp).
+struct Event {
+    std::string id;  // evt_…
+    std::string account_id;
+    EventKind kind = EventKind::email_sent;
+    std::optional<std::string> email_id;
+    std::string data_json;  // the payload's `data` (events.hpp)
+    UnixMs created_at = 0;
+};
+
+// A customer's endpoint that is told of the events it subscribes to (DESIGN §8).
+struct Webhook {
+    std::string id;  // wh_…
+    std::string account_id;
+    std::string url;
+    std::vector<EventKind> events;
+    bool active = true;
+    std::string secret;  // the raw signing key (whsec_ + its base64 is shown once)
+    UnixMs created_at = 0;
+    UnixMs updated_at = 0;
+};
+
+// An address of an account that is not sent to any more.
+struct Suppression {
+    std::string account_id;
+    std::string address;  // lower-case
+    SuppressionReason reason = SuppressionReason::hard_bounce;
+    std::string email_id;  // the email that caused it, if any
+    UnixMs created_at = 0;
+};
+
+// A recipient's new state: every field is written as it stands.
+struct RecipientChange {
+    std::int64_t id = 0;
+    RecipientStatus status = RecipientStatus::queued;
+    int attempts = 0;
+    std::optional<UnixMs> next_attempt_at;
+    std::optional<std::string> last_response;
+    std::optional<UnixMs> sent_at;
+    std::optional<UnixMs> final_at;  // when it reached a final state
+    std::optional<Bounce> bounce;
+};
+
+// What the rules make of something that happened to an email: its new status and times,
+// the recipients that changed, the addresses to suppress and the events to raise. A store
+// writes all of it in one transaction (store/store.hpp, EmailStore::change_email).
+struct EmailChange {
+    EmailStatus status = EmailStatus::queued;
+    std::optional<UnixMs> sent_at;
+    std::optional<UnixMs> delivered_at;
+    std::optional<UnixMs> failed_at;
+    std::optional<UnixMs> opened_at;
+    std::optional<UnixMs> clicked_at;
+    UnixMs at = 0;  // the email's updated_at
+    std::vector<RecipientChange> recipients;
+    std::vector<Suppression> suppressions;
+    std::vector<Event> events;
+};
+
+}  // namespace posthorn::domain

@@ -1,0 +1,141 @@
+// domain/vocabulary.hpp — the product's words as enums, and the one place that names them:
+// the states of an email, a recipient and a sending domain (DESIGN §3, §6), the kinds of
+// event a webhook subscribes to (DESIGN §8), the classes of a bounce and the reasons for a
+// suppression. The names are what the API shows, the webhooks send and the stores keep;
+// nothing else spells them. Pure; thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace posthorn::domain {
+
+enum class EmailStatus : std::uint8_t {
+    queued,
+    sent,
+    delivered,
+    bounced,
+    failed,
+    complained,
+    blocked,
+};
+
+// A recipient's own delivery state. `queued` is open (a first attempt or a retry is due);
+// every other state is final, except that a late report may still turn `delivered` into
+// `bounced` or `complained`.
+enum class RecipientStatus : std::uint8_t {
+    queued,
+    delivered,
+    bounced,
+    failed,
+    blocked,
+    complained,
+};
+
+enum class DomainStatus : std::uint8_t { not_started, pending, verified, failed };
+
+enum class EventKind : std::uint8_t {
+    email_sent,
+    email_delivered,
+    email_bounced,
+    email_failed,
+    email_opened,
+    email_clicked,
+    email_complained,
+    email_blocked,
+    inbound_received,
+    domain_verified,
+    domain_failed,
+};
+
+// Why a recipient was given up (delivery_policy.hpp): the address does not exist (`hard`);
+// the mailbox or the message was the trouble, or retries ran out (`soft`); the receiver
+// refused for reputation or policy (`block`); or nothing says which (`undetermined`).
+enum class BounceType : std::uint8_t { hard, soft, block, undetermined };
+
+enum class SuppressionReason : std::uint8_t { hard_bounce, complaint, manual, unsubscribe };
+
+enum class RecipientType : std::uint8_t { to, cc, bcc };
+
+// The names, in the order of each enum's values.
+inline constexpr std::array<std::string_view, 7> kEmailStatusNames = {
+    "QUEUED", "SENT", "DELIVERED", "BOUNCED", "FAILED", "COMPLAINED", "BLOCKED"};
+inline constexpr std::array<std::string_view, 6> kRecipientStatusNames = {
+    "QUEUED", "DELIVERED", "BOUNCED", "FAILED", "BLOCKED", "COMPLAINED"};
+inline constexpr std::array<std::string_view, 4> kDomainStatusNames = {"NOT_STARTED", "PENDING",
+                                                                       "VERIFIED", "FAILED"};
+inline constexpr std::array<std::string_view, 11> kEventKindNames = {
+    "email.sent",       "email.delivered", "email.bounced",    "email.failed",
+    "email.opened",     "email.clicked",   "email.complained", "email.blocked",
+    "inbound.received", "domain.verified", "domain.failed"};
+inline constexpr std::array<std::string_view, 4> kBounceTypeNames = {"hard", "soft", "block",
+                                                                     "undetermined"};
+inline constexpr std::array<std::string_view, 4> kSuppressionReasonNames = {
+    "hard_bounce", "complaint", "manual", "unsubscribe"};
+inline constexpr std::array<std::string_view, 3> kRecipientTypeNames = {"to", "cc", "bcc"};
+
+namespace detail {
+template <class E>
+struct Names;
+template <>
+struct Names<EmailStatus> {
+    static constexpr const auto& all = kEmailStatusNames;
+};
+template <>
+struct Names<RecipientStatus> {
+    static constexpr const auto& all = kRecipientStatusNames;
+};
+template <>
+struct Names<DomainStatus> {
+    static constexpr const auto& all = kDomainStatusNames;
+};
+template <>
+struct Names<EventKind> {
+    static constexpr const auto& all = kEventKindNames;
+};
+template <>
+struct Names<BounceType> {
+    static constexpr const auto& all = kBounceTypeNames;
+};
+template <>
+struct Names<SuppressionReason> {
+    static constexpr const auto& all = kSuppressionReasonNames;
+};
+template <>
+struct Names<RecipientType> {
+    static constexpr const auto& all = kRecipientTypeNames;
+};
+}  // namespace detail
+
+template <class E>
+constexpr std::string_view name(E value) {
+    return detail::Names<E>::all[static_cast<std::size_t>(value)];
+}
+
+// The value named `text` exactly (names are case-sensitive), or nullopt.
+template <class E>
+constexpr std::optional<E> from_name(std::string_view text) {
+    const auto& all = detail::Names<E>::all;
+    for (std::size_t i = 0; i < all.size(); ++i)
+        if (all[i] == text) return static_cast<E>(i);
+    return std::nullopt;
+}
+
+// Every value of E, in order (for tables and tests).
+template <class E>
+constexpr auto all_values() {
+    std::array<E, detail::Names<E>::all.size()> out{};
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<E>(i);
+    return out;
+}
+
+// A final state of an email: one that its recipients' outcomes can no longer leave by
+// themselves (a late report still can: DELIVERED → BOUNCED | COMPLAINED).
+constexpr bool is_final(EmailStatus s) {
+    return s != EmailStatus::queued && s != EmailStatus::sent;
+}
+constexpr bool is_final(RecipientStatus s) { return s != RecipientStatus::queued; }
+
+}  // namespace posthorn::domain
