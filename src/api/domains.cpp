@@ -13,6 +13,8 @@
 #include "core/text.hpp"
 #include "crypto/keys.hpp"
 #include "dns/errors.hpp"
+#include "domain/events.hpp"
+#include "domain/sending_domain.hpp"
 #include "mail/domain_name.hpp"
 
 namespace posthorn::api {
@@ -69,7 +71,7 @@ json::object to_json(const store::Domain& d) {
     json::object o{
         {"id", d.id},
         {"domain", d.name},
-        {"status", d.status},
+        {"status", domain::name(d.status)},
         {"config", {{"sending", d.sending}, {"inbound", d.inbound}}},
         {"tracking", {{"open_tracking", d.open_tracking}, {"click_tracking", d.click_tracking}}},
         {"records", std::move(records)},
@@ -85,11 +87,11 @@ json::object to_json(const store::Domain& d) {
 asio::awaitable<Result<store::Domain>> find(const Context& ctx) {
     const auto ident = detail::param(ctx, "identifier");
     if (is_id(ident, "dom_"))
-        co_return co_await ctx.deps.store.find_domain_by_id(ctx.account_id, ident);
+        co_return co_await ctx.deps.domains.find_domain_by_id(ctx.account_id, ident);
     auto name = mail::normalize_domain(ident);
     if (std::holds_alternative<mail::BadDomain>(name)) co_return store::errc::not_found;
-    co_return co_await ctx.deps.store.find_domain_by_name(ctx.account_id,
-                                                          std::get<std::string>(name));
+    co_return co_await ctx.deps.domains.find_domain_by_name(ctx.account_id,
+                                                            std::get<std::string>(name));
 }
 
 http::Response not_found_or_error(const error_code& ec) {
@@ -210,7 +212,7 @@ void mark(json::object& rec, const Lookup& l) {
 
 asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, bool background) {
     auto& dns = deps.resolver;
-    const auto& policy = deps.domains;
+    const auto& policy = deps.domain_policy;
     json::object records = json::parse(d.records_json).as_object();
 
     int required = 0, verified = 0;
@@ -263,50 +265,44 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
             // Try again a re-check interval later rather than on every pass of the job,
             // so that domains whose DNS is broken do not crowd out the others.
             const auto next = now + policy.pending_recheck.count();
-            if (auto r = co_await deps.store.postpone_domain_check(d.account_id, d.id, next); !r)
+            if (auto r = co_await deps.domains.postpone_domain_check(d.account_id, d.id, next); !r)
                 co_return r.error();
         }
         d.records_json = json::serialize(records);
         co_return VerifyResult{.domain = std::move(d), .dns_error = std::move(msg)};
     }
 
-    std::string status;
-    if (verified == required) {
-        status = "VERIFIED";
-    } else if (background && d.status == "VERIFIED") {
-        status = "FAILED";  // records a verified domain had are gone
-    } else if (verified == 0) {
-        status = "FAILED";
-    } else {
-        status = "PENDING";
-        const auto first = d.first_verify_at.value_or(now);
-        if (now - first >= policy.give_up_after.count()) status = "FAILED";
-    }
-
+    const auto outcome = domain::verify({.verified = verified,
+                                         .required = required,
+                                         .background = background,
+                                         .before = d.status,
+                                         .first_verify_at = d.first_verify_at,
+                                         .verified_at = d.verified_at,
+                                         .now = now,
+                                         .pending_recheck_ms = policy.pending_recheck.count(),
+                                         .verified_recheck_ms = policy.verified_recheck.count(),
+                                         .give_up_after_ms = policy.give_up_after.count()});
     store::DomainCheck check{.account_id = d.account_id,
                              .domain_id = d.id,
-                             .status = status,
+                             .status = outcome.status,
                              .records_json = json::serialize(records),
-                             .checked_at = now};
-    if (status == "PENDING") check.next_check_at = now + policy.pending_recheck.count();
-    if (status == "VERIFIED") check.next_check_at = now + policy.verified_recheck.count();
-    const std::string before = d.status;
-    d.status = status;
+                             .checked_at = now,
+                             .next_check_at = outcome.next_check_at,
+                             .first_verify_at = outcome.first_verify_at,
+                             .verified_at = outcome.verified_at};
+    d.status = outcome.status;
     d.records_json = check.records_json;
     d.last_checked_at = now;
-    if (!d.first_verify_at) d.first_verify_at = now;
-    if (status == "VERIFIED" && !d.verified_at) d.verified_at = now;
-    if (status != before && (status == "VERIFIED" || status == "FAILED")) {
+    d.first_verify_at = outcome.first_verify_at;
+    d.verified_at = outcome.verified_at;
+    if (outcome.event) {
         auto data = to_json(d);  // the domain as GET /domains/{id} shows it, and its id again
         data["domain_id"] = d.id;
-        check.event =
-            store::Event{.id = new_id("evt_", now),
-                         .account_id = d.account_id,
-                         .type = status == "VERIFIED" ? "domain.verified" : "domain.failed",
-                         .data_json = json::serialize(data),
-                         .created_at = now};
+        check.event = domain::make_event(*outcome.event, d.account_id, std::nullopt,
+                                         json::serialize(data), now);
     }
-    if (auto r = co_await deps.store.record_domain_check(std::move(check)); !r) co_return r.error();
+    if (auto r = co_await deps.domains.record_domain_check(std::move(check)); !r)
+        co_return r.error();
     co_return VerifyResult{.domain = std::move(d), .dns_error = {}};
 }
 
@@ -327,7 +323,7 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
     const auto& canonical = std::get<std::string>(name);
 
     // Cheap check first, so that a duplicate does not cost two RSA key generations.
-    auto existing = co_await ctx.deps.store.find_domain_by_name(ctx.account_id, canonical);
+    auto existing = co_await ctx.deps.domains.find_domain_by_name(ctx.account_id, canonical);
     if (existing)
         co_return http::error_response(409, "CONFLICT",
                                        "domain " + canonical + " exists already in this account");
@@ -347,7 +343,7 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
                     .token = new_token(),
                     .created_at = now,
                     .updated_at = now};
-    d.records_json = json::serialize(initial_records(ctx.deps.domains, d.name, d.token));
+    d.records_json = json::serialize(initial_records(ctx.deps.domain_policy, d.name, d.token));
     std::vector<store::DkimKey> keys;
     for (std::size_t i = 0; i < kSelectors.size(); ++i) {
         if (!pairs[i]) co_return detail::internal_error("generate DKIM keys", pairs[i].error());
@@ -362,7 +358,7 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
              .active = i == 0,
              .created_at = now});
     }
-    auto r = co_await ctx.deps.store.create_domain(d, std::move(keys));
+    auto r = co_await ctx.deps.domains.create_domain(d, std::move(keys));
     if (!r) {
         if (r.error() == store::errc::conflict)
             co_return http::error_response(
@@ -378,7 +374,7 @@ asio::awaitable<http::Response> list_domains(Context ctx) {
     const auto& p = std::get<Paging>(paging);
     store::ListQuery query{
         .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
-    auto page = co_await ctx.deps.store.list_domains(std::move(query));
+    auto page = co_await ctx.deps.domains.list_domains(std::move(query));
     if (!page) co_return detail::internal_error("list domains", page.error());
     json::array data;
     for (const auto& d : page->items) data.push_back(to_json(d));
@@ -424,8 +420,8 @@ asio::awaitable<http::Response> update_domain(Context ctx) {
     }
     auto d = co_await find(ctx);
     if (!d) co_return not_found_or_error(d.error());
-    auto r = co_await ctx.deps.store.update_domain_settings(ctx.account_id, d->id, st,
-                                                            ctx.deps.clock.now_ms());
+    auto r = co_await ctx.deps.domains.update_domain_settings(ctx.account_id, d->id, st,
+                                                              ctx.deps.clock.now_ms());
     if (!r) co_return not_found_or_error(r.error());
     co_return detail::json(200, json::object{{"id", d->id}});
 }

@@ -11,6 +11,7 @@
 #include "core/id.hpp"
 #include "core/log.hpp"
 #include "crypto/keys.hpp"
+#include "domain/vocabulary.hpp"
 
 namespace posthorn::api {
 
@@ -34,7 +35,7 @@ std::string from_display(const store::Email& e) {
 
 json::object email_summary(const store::Email& e) {
     return {{"id", e.id},
-            {"status", e.status},
+            {"status", domain::name(e.status)},
             {"created_at", format_iso8601(e.created_at)},
             {"queued_at", format_iso8601(e.queued_at)},
             {"sent_at", iso_or_null(e.sent_at)},
@@ -61,7 +62,7 @@ http::Response replay(const store::StoredResponse& r) {
 }  // namespace
 
 asio::awaitable<http::Response> send_email(Context ctx) {
-    auto& store = ctx.deps.store;
+    auto& emails = ctx.deps.emails;
     const auto& limits = ctx.deps.sending;
 
     // An idempotent replay answers before anything else is looked at or counted.
@@ -69,7 +70,8 @@ asio::awaitable<http::Response> send_email(Context ctx) {
     if (auto* e = std::get_if<http::Response>(&key)) co_return std::move(*e);
     if (const auto& k = std::get<0>(key)) {
         auto account = ctx.account_id;
-        auto seen = co_await store.find_idempotent(std::move(account), *k, ctx.deps.clock.now_ms());
+        auto seen =
+            co_await emails.find_idempotent(std::move(account), *k, ctx.deps.clock.now_ms());
         if (!seen) co_return detail::internal_error("read the idempotency key", seen.error());
         if (*seen) co_return replay(**seen);
     }
@@ -104,7 +106,7 @@ asio::awaitable<http::Response> send_email(Context ctx) {
 asio::awaitable<http::Response> get_email(Context ctx) {
     auto id = detail::param(ctx, "id");
     auto account = ctx.account_id;
-    auto e = co_await ctx.deps.store.find_email(std::move(account), std::move(id));
+    auto e = co_await ctx.deps.emails.find_email(std::move(account), std::move(id));
     if (!e) {
         if (e.error() == store::errc::not_found) co_return detail::not_found("email not found");
         co_return detail::internal_error("read the email", e.error());
@@ -115,14 +117,25 @@ asio::awaitable<http::Response> get_email(Context ctx) {
     o["clicked_at"] = iso_or_null(e->clicked_at);
     o["envelope_id"] = e->envelope_id;
     json::array recipients;
-    for (const auto& r : e->recipients)
-        recipients.push_back(json::object{
+    for (const auto& r : e->recipients) {
+        json::object rec{
             {"email", r.address},
-            {"type", r.type},
-            {"status", r.status},
+            {"type", domain::name(r.type)},
+            {"status", domain::name(r.status)},
             {"attempts", r.attempts},
             {"next_attempt_at", iso_or_null(r.next_attempt_at)},
-            {"last_response", r.last_response ? json::value(*r.last_response) : nullptr}});
+            {"last_response", r.last_response ? json::value(*r.last_response) : nullptr},
+            {"bounce", nullptr}};
+        // Why it was given up (domain/delivery_policy.hpp): hard | soft | block |
+        // undetermined, the enhanced status code and the reply.
+        if (r.bounce)
+            rec["bounce"] =
+                json::object{{"type", domain::name(r.bounce->type)},
+                             {"code", r.bounce->code.empty() ? json::value(nullptr)
+                                                             : json::value(r.bounce->code)},
+                             {"message", r.bounce->message}};
+        recipients.push_back(std::move(rec));
+    }
     o["recipients"] = std::move(recipients);
     co_return detail::json(200, o);
 }
@@ -134,7 +147,7 @@ asio::awaitable<http::Response> list_emails(Context ctx) {
     store::SearchQuery q{
         .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
     if (auto err = filters(ctx.req, q, {"created_at", "to_email"})) co_return std::move(*err);
-    auto page = co_await ctx.deps.store.list_emails(std::move(q));
+    auto page = co_await ctx.deps.emails.list_emails(std::move(q));
     if (!page) co_return detail::internal_error("list emails", page.error());
     json::array data;
     for (const auto& e : page->items) data.push_back(email_summary(e));
@@ -154,7 +167,7 @@ asio::awaitable<http::Response> list_envelopes(Context ctx) {
         .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
     if (auto err = filters(ctx.req, q, {"created_at", "subject", "from_email"}))
         co_return std::move(*err);
-    auto page = co_await ctx.deps.store.list_envelopes(std::move(q));
+    auto page = co_await ctx.deps.emails.list_envelopes(std::move(q));
     if (!page) co_return detail::internal_error("list envelopes", page.error());
     json::array data;
     for (const auto& v : page->items)

@@ -56,7 +56,7 @@ asio::awaitable<http::Response> list_inbound(Context ctx) {
     if (auto err = parse_date_bounds(ctx.req, q.start, q.end))
         co_return detail::validation_error(*err);
     if (auto s = ctx.req.param("search"); s && !s->empty()) q.search = std::string(*s);
-    auto page = co_await ctx.deps.store.list_inbound(std::move(q));
+    auto page = co_await ctx.deps.inbound.list_inbound(std::move(q));
     if (!page) co_return detail::internal_error("list inbound email", page.error());
     json::array data;
     for (const auto& e : page->items) data.push_back(summary(e));
@@ -81,7 +81,7 @@ struct Parsed {
 asio::awaitable<std::variant<Parsed, http::Response>> read_parsed(const Context& ctx) {
     auto account = ctx.account_id;
     auto id = detail::param(ctx, "id");
-    auto e = co_await ctx.deps.store.find_inbound(std::move(account), std::move(id));
+    auto e = co_await ctx.deps.inbound.find_inbound(std::move(account), std::move(id));
     if (!e) {
         if (e.error() == store::errc::not_found)
             co_return detail::not_found("inbound email not found");

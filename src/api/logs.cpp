@@ -35,7 +35,7 @@ asio::awaitable<http::Response> list_logs(detail::Context ctx) {
         q.method = std::move(m);
     }
 
-    auto page = co_await ctx.deps.store.list_logs(std::move(q));
+    auto page = co_await ctx.deps.logs.list_logs(std::move(q));
     if (!page) {
         log::error("list logs: {}", page.error().message());
         co_return http::error_response(500, "INTERNAL_ERROR", "could not read the request log");

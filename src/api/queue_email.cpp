@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "core/text.hpp"
 #include "crypto/keys.hpp"
+#include "domain/sending_domain.hpp"
 #include "mail/parse.hpp"
 
 namespace posthorn::api {
@@ -67,42 +68,33 @@ struct Slot {
     }
 };
 
-// The email announced to the store while it is checked and built (so that a commit can
-// wait for it), withdrawn if it is refused before it gets there.
-struct Announcement {
-    store::Store& store;
-    bool live = true;
-    explicit Announcement(store::Store& s) : store(s) { store.announce_email(); }
-    Announcement(const Announcement&) = delete;
-    Announcement& operator=(const Announcement&) = delete;
-    ~Announcement() {
-        if (live) store.withdraw_email();
-    }
-};
-
 }  // namespace
 
 asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req) {
     using R = std::variant<Queued, Refused>;
-    Announcement announcement(deps.store);
     const auto from_domain = req.from.domain;
     auto account = req.account_id;
-    Result<store::Domain> domain = store::errc::not_found;
+    Result<store::Domain> sender = store::errc::not_found;
     if (req.domain)
-        domain = std::move(*req.domain);
+        sender = std::move(*req.domain);
     else
-        domain = co_await deps.store.find_domain_by_name(std::move(account), from_domain);
-    if (!domain && domain.error() != store::errc::not_found) {
-        log::error("queue email: reading the domain: {}", domain.error().message());
+        sender = co_await deps.domains.find_domain_by_name(std::move(account), from_domain);
+    if (!sender && sender.error() != store::errc::not_found) {
+        log::error("queue email: reading the domain: {}", sender.error().message());
         co_return R(Refused{500, "INTERNAL_ERROR", "could not read the sender domain"});
     }
-    if (!domain || domain->status != "VERIFIED")
-        co_return R(
-            Refused{403, "DOMAIN_NOT_VERIFIED",
-                    "the domain " + from_domain + " is not a verified domain of this account"});
-    if (!domain->sending)
-        co_return R(
-            Refused{403, "SENDING_DISABLED", "sending is disabled for the domain " + from_domain});
+    switch (sender ? domain::may_send_from(sender->status, sender->sending)
+                   : domain::SendCheck::not_verified) {
+        case domain::SendCheck::not_verified:
+            co_return R(
+                Refused{403, "DOMAIN_NOT_VERIFIED",
+                        "the domain " + from_domain + " is not a verified domain of this account"});
+        case domain::SendCheck::sending_disabled:
+            co_return R(Refused{403, "SENDING_DISABLED",
+                                "sending is disabled for the domain " + from_domain});
+        case domain::SendCheck::ok:
+            break;
+    }
 
     const auto now = deps.clock.now_ms();
     if (auto denied = deps.rate_limiter.reserve(req.account_id, now))
@@ -117,15 +109,15 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     auto& e = n.email;
     e.id = new_id("em_", now);
     e.account_id = req.account_id;
-    e.domain_id = domain->id;
+    e.domain_id = sender->id;
     e.from_email = req.from.address();
     e.from_name = req.from.name;
     e.to_display = join_addresses(req.to);
     e.subject = std::move(req.subject);
     e.message_id = req.message_id.empty() ? e.id + "@" + deps.smtp_hostname : req.message_id;
     e.return_token = return_token(e.id);
-    e.track_opens = req.track_opens.value_or(domain->open_tracking);
-    e.track_clicks = req.track_clicks.value_or(domain->click_tracking);
+    e.track_opens = req.track_opens.value_or(sender->open_tracking);
+    e.track_clicks = req.track_clicks.value_or(sender->click_tracking);
     e.source = req.source;
     // The id's millisecond (`now`, or later if another thread had just made an id a
     // millisecond later, or the clock stepped back): the store keeps an account's emails in
@@ -134,7 +126,7 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.envelope_id = new_id("env_", now);
     n.total_recipients = static_cast<int>(req.to.size() + req.cc.size() + req.bcc.size());
     // One delivery per address, whatever field named it.
-    auto add = [&](const std::vector<mail::Mailbox>& list, const char* type) {
+    auto add = [&](const std::vector<mail::Mailbox>& list, domain::RecipientType type) {
         for (const auto& m : list) {
             auto address = m.address();
             if (std::any_of(n.recipients.begin(), n.recipients.end(),
@@ -146,9 +138,9 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
                 {.address = std::move(address), .domain = m.domain, .type = type});
         }
     };
-    add(req.to, "to");
-    add(req.cc, "cc");
-    add(req.bcc, "bcc");
+    add(req.to, domain::RecipientType::to);
+    add(req.cc, domain::RecipientType::cc);
+    add(req.bcc, domain::RecipientType::bcc);
 
     if (auto* spec = std::get_if<mail::MessageSpec>(&req.message)) {
         if (spec->html && (e.track_opens || e.track_clicks))
@@ -187,8 +179,12 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     std::string body;
     body.reserve(96 + e.id.size() + e.to_display.size() + e.subject.size() + from.size());
     const std::pair<std::string_view, std::string_view> fields[] = {
-        {"{\"id\":", e.id},         {",\"status\":", e.status},   {",\"created_at\":", created_at},
-        {",\"to\":", e.to_display}, {",\"subject\":", e.subject}, {",\"from\":", from}};
+        {"{\"id\":", e.id},
+        {",\"status\":", domain::name(e.status)},
+        {",\"created_at\":", created_at},
+        {",\"to\":", e.to_display},
+        {",\"subject\":", e.subject},
+        {",\"from\":", from}};
     for (const auto& [key, value] : fields) {
         body += key;
         core::append_json_string(body, value);
@@ -198,9 +194,7 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     n.idempotency_key = req.idempotency_key;
     n.idempotency_expires_at = now + kIdempotencyTtlMs;
     const auto id = e.id;
-    n.announced = true;
-    announcement.live = false;  // create_email takes it over
-    auto stored = co_await deps.store.create_email(std::move(n));
+    auto stored = co_await deps.emails.create_email(std::move(n));
     if (!stored) {
         log::error("queue email: {}", stored.error().message());
         co_return R(Refused{500, "INTERNAL_ERROR", "could not queue the email"});

@@ -14,6 +14,10 @@
 #include "core/text.hpp"
 #include "core/time.hpp"
 #include "crypto/hash.hpp"
+#include "domain/delivery_policy.hpp"
+#include "domain/email_rules.hpp"
+#include "domain/events.hpp"
+#include "domain/sending_domain.hpp"
 #include "mail/address.hpp"
 #include "mail/parse.hpp"
 #include "mail/report.hpp"
@@ -56,7 +60,7 @@ class Submission final : public smtp::SessionHandler {
         if (user != password || !looks_like_api_key(user))
             co_return reply(535, "5.7.8 Authentication credentials invalid");
         auto hash = hash_api_key(user);
-        auto key = co_await deps_.store.find_api_key(hash);
+        auto key = co_await deps_.accounts.find_api_key(hash);
         if (!key || !crypto::equal_ct(key->hash, hash) || key->revoked_at)
             co_return reply(535, "5.7.8 Authentication credentials invalid");
         account_ = key->account_id;
@@ -179,7 +183,7 @@ class Submission final : public smtp::SessionHandler {
     asio::awaitable<std::optional<Reply>> check_key() {
         if (account_.empty()) co_return reply(530, "5.7.0 Authentication required");
         auto hash = key_hash_;
-        auto key = co_await deps_.store.find_api_key(std::move(hash));
+        auto key = co_await deps_.accounts.find_api_key(std::move(hash));
         if (!key && key.error() != store::errc::not_found)
             co_return reply(451, "4.3.0 Temporary failure, try again");
         if (!key || key->revoked_at) {
@@ -192,13 +196,19 @@ class Submission final : public smtp::SessionHandler {
     // The account's domain named `domain`, if it may send.
     asio::awaitable<std::variant<store::Domain, Reply>> sending_domain(std::string domain) {
         auto account = account_;
-        auto d = co_await deps_.store.find_domain_by_name(std::move(account), domain);
+        auto d = co_await deps_.domains.find_domain_by_name(std::move(account), domain);
         if (!d && d.error() != store::errc::not_found)
             co_return reply(451, "4.3.0 Temporary failure, try again");
-        if (!d || d->status != "VERIFIED")
-            co_return reply(
-                550, "5.7.1 The domain " + domain + " is not a verified domain of this account");
-        if (!d->sending) co_return reply(550, "5.7.1 Sending is disabled for the domain " + domain);
+        switch (d ? domain::may_send_from(d->status, d->sending)
+                  : domain::SendCheck::not_verified) {
+            case domain::SendCheck::not_verified:
+                co_return reply(550, "5.7.1 The domain " + domain +
+                                         " is not a verified domain of this account");
+            case domain::SendCheck::sending_disabled:
+                co_return reply(550, "5.7.1 Sending is disabled for the domain " + domain);
+            case domain::SendCheck::ok:
+                break;
+        }
         co_return std::move(*d);
     }
 
@@ -238,7 +248,7 @@ class Inbound final : public smtp::SessionHandler {
         if (box.domain == core::ascii_lower(deps_.smtp_hostname) &&
             box.local.rfind(kBounce, 0) == 0) {
             auto token = box.local.substr(kBounce.size());
-            auto email = co_await deps_.store.find_email_by_return_token(std::move(token));
+            auto email = co_await deps_.emails.find_email_by_return_token(std::move(token));
             if (!email && email.error() != store::errc::not_found)
                 co_return reply(451, "4.3.0 Temporary failure, try again");
             if (!email) co_return reply(550, "5.1.1 No such bounce address");
@@ -249,12 +259,15 @@ class Inbound final : public smtp::SessionHandler {
             co_return reply(250, "2.1.5 Recipient OK");
         }
         auto domain = box.domain;
-        auto owners = co_await deps_.store.inbound_domains(std::move(domain));
-        if (!owners) co_return reply(451, "4.3.0 Temporary failure, try again");
-        if (owners->empty())
+        auto named = co_await deps_.inbound.inbound_domains(std::move(domain));
+        if (!named) co_return reply(451, "4.3.0 Temporary failure, try again");
+        std::vector<store::Domain> owners;  // the accounts whose domain of that name takes mail
+        for (auto& d : *named)
+            if (domain::receives_mail(d.status, d.inbound)) owners.push_back(std::move(d));
+        if (owners.empty())
             co_return reply(550,
                             "5.7.1 Relaying denied: " + box.domain + " does not receive mail here");
-        targets_.push_back({box.address(), std::move(*owners)});
+        targets_.push_back({box.address(), std::move(owners)});
         co_return reply(250, "2.1.5 Recipient OK");
     }
 
@@ -273,6 +286,7 @@ class Inbound final : public smtp::SessionHandler {
         };
         const auto to = addrs(parsed.to), cc = addrs(parsed.cc);
         std::vector<store::InboundEmail> rows;
+        std::vector<store::Event> events;
         std::string first_id;
         for (const auto& [address, owners] : targets_) {
             json::array bcc;
@@ -302,10 +316,19 @@ class Inbound final : public smtp::SessionHandler {
                                              .size = static_cast<std::int64_t>(att.content.size()),
                                              .content_id = att.content_id});
                 if (first_id.empty()) first_id = e.id;
+                events.push_back(domain::make_event(
+                    domain::EventKind::inbound_received, e.account_id, std::nullopt,
+                    domain::inbound_event_data({.id = e.id,
+                                                .from_email = e.from_email,
+                                                .from_name = e.from_name,
+                                                .to_address = e.to_address,
+                                                .subject = e.subject,
+                                                .attachments = e.attachments.size()}),
+                    now));
                 rows.push_back(std::move(e));
             }
         }
-        auto stored = co_await deps_.store.create_inbound(std::move(rows));
+        auto stored = co_await deps_.inbound.create_inbound(std::move(rows), std::move(events));
         if (!stored) {
             log::error("inbound: storing a message: {}", stored.error().message());
             co_return reply(451, "4.3.0 Temporary failure, try again");
@@ -333,50 +356,39 @@ class Inbound final : public smtp::SessionHandler {
         co_return reply(250, "2.0.0 Ok: report taken");
     }
 
-    // Applies a parsed report to one email; false when the store could not record it.
+    // Applies a parsed report to one email; false when the store could not record it. The
+    // delivery policy decides what each failed recipient of a DSN comes to; the email's
+    // rules what a complaint does.
     asio::awaitable<bool> apply_report_to(const mail::Report& report, const store::Email& email) {
-        store::DeliveryReport rep{
-            .email_id = email.id, .account_id = email.account_id, .at = deps_.clock.now_ms()};
-        auto recipient = [&](const std::string& address) -> const store::Recipient* {
-            for (const auto& r : email.recipients)
-                if (core::ascii_lower(r.address) == address) return &r;
-            return nullptr;
-        };
+        const auto now = deps_.clock.now_ms();
+        domain::Outcomes outcomes{.at = now};
         if (report.kind == mail::Report::Kind::dsn) {
             for (const auto& rr : report.recipients) {
-                const auto* r = recipient(rr.address);
-                if (!r || rr.action != "failed") continue;
-                rep.outcomes.push_back(
-                    {.recipient_id = r->id,
-                     .address = r->address,
-                     .status = "BOUNCED",
-                     .attempts = r->attempts,
-                     .last_response =
-                         "DSN: " + rr.status + (rr.diagnostic.empty() ? "" : " " + rr.diagnostic),
-                     .suppress = true});
+                auto r = std::find_if(email.recipients.begin(), email.recipients.end(),
+                                      [&](const store::Recipient& x) {
+                                          return core::ascii_lower(x.address) == rr.address;
+                                      });
+                if (r == email.recipients.end()) continue;
+                if (auto d = domain::decide_report(rr.action, rr.status, rr.diagnostic))
+                    outcomes.recipients.push_back(
+                        domain::outcome_of(r->id, r->attempts, std::move(*d)));
             }
-        } else if (report.kind == mail::Report::Kind::arf &&
-                   report.feedback_type != "not-spam") {  // RFC 6650: not-spam is no complaint
-            rep.complaint = true;
-            for (const auto& r : email.recipients) {
-                const bool named = std::any_of(
-                    report.recipients.begin(), report.recipients.end(),
-                    [&](const auto& rr) { return rr.address == core::ascii_lower(r.address); });
-                if (!named && !(report.recipients.empty() && r.type == "to")) continue;
-                rep.outcomes.push_back({.recipient_id = r.id,
-                                        .address = r.address,
-                                        .status = "COMPLAINED",
-                                        .attempts = r.attempts,
-                                        .last_response = "feedback report: " + report.feedback_type,
-                                        .suppress = true,
-                                        .suppress_reason = "complaint"});
-            }
+        } else if (report.kind == mail::Report::Kind::arf) {
+            std::vector<std::string> named;
+            for (const auto& rr : report.recipients) named.push_back(rr.address);
+            outcomes = domain::complaint_outcomes(email, named, report.feedback_type, now);
         }
-        if (!rep.outcomes.empty() || rep.complaint) {
-            if (auto r = co_await deps_.store.apply_delivery(std::move(rep)); !r) {
-                log::error("report for {}: {}", email.id, r.error().message());
-                co_return false;
-            }
+        if (outcomes.recipients.empty() && !outcomes.complaint) co_return true;
+        auto decide = [outcomes = std::move(outcomes)](const store::Email& current) {
+            return domain::apply_outcomes(current, outcomes);
+        };
+        auto account = email.account_id;
+        auto id = email.id;
+        if (auto r = co_await deps_.emails.change_email(std::move(account), std::move(id), true,
+                                                        std::move(decide));
+            !r) {
+            log::error("report for {}: {}", email.id, r.error().message());
+            co_return false;
         }
         co_return true;
     }

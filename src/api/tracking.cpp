@@ -6,6 +6,8 @@
 #include "core/log.hpp"
 #include "crypto/hash.hpp"
 #include "crypto/keys.hpp"
+#include "domain/email_rules.hpp"
+#include "domain/events.hpp"
 #include "mail/tracking.hpp"
 
 namespace posthorn::api {
@@ -100,15 +102,18 @@ asio::awaitable<http::Response> handle_tracking(const Deps& deps, http::Request 
     const bool open = req.path.rfind("/t/o/", 0) == 0;
     auto token = read_tracking_token(deps.tracking_secret, std::string_view(req.path).substr(5));
     if (!token || token->kind != (open ? 'o' : 'c')) co_return not_found();
-    boost::json::object data{{"email_id", token->email_id},
-                             {"ip", req.remote_ip},
-                             {"user_agent", std::string(req.header("user-agent").value_or(""))}};
-    if (!open) data["url"] = token->url;
+    const std::optional<std::string> url =
+        open ? std::nullopt : std::optional<std::string>(token->url);
+    auto data = domain::engagement_data(token->email_id, req.remote_ip,
+                                        req.header("user-agent").value_or(""), url);
+    const auto what = open ? domain::Engagement::open : domain::Engagement::click;
+    const auto at = deps.clock.now_ms();
+    auto decide = [what, data = std::move(data), at](const store::Email& current) {
+        return std::optional(domain::engage(current, what, data, at));
+    };
     auto email_id = token->email_id;
-    auto kind = std::string(open ? "opened" : "clicked");
-    auto payload = boost::json::serialize(data);
-    auto r = co_await deps.store.record_engagement(std::move(email_id), std::move(kind),
-                                                   std::move(payload), deps.clock.now_ms());
+    // A token names only its email: found by its id in any account.
+    auto r = co_await deps.emails.change_email({}, std::move(email_id), false, std::move(decide));
     if (!r) {
         if (r.error() == store::errc::not_found) co_return not_found();
         log::warn("tracking: {}", r.error().message());

@@ -120,7 +120,7 @@ asio::awaitable<std::variant<std::string, http::Response>> V1::Impl::authenticat
     const auto key = trim(value.substr(7));
     if (!looks_like_api_key(key)) co_return unauthorized("invalid API key");
     const auto hash = hash_of_key(key);
-    auto found = co_await deps.store.find_api_key(hash);
+    auto found = co_await deps.accounts.find_api_key(hash);
     if (!found) {
         if (found.error() != store::errc::not_found) {
             log::error("api key lookup: {}", found.error().message());
@@ -219,7 +219,7 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
     entry.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::steady_clock::now() - started)
                             .count();
-    impl_->deps.store.append_log(std::move(entry));
+    impl_->deps.logs.append_log(std::move(entry));
     co_return res;
 }
 

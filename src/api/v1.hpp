@@ -36,13 +36,21 @@ struct SendingPolicy {
     std::int64_t max_attachment_bytes = 26214400;
 };
 
+// What the front doors need. The stores: the HTTP handlers use these six; SMTP submission
+// accounts (keys), domains and emails; the inbound door inbound and emails; none of them the
+// queue (the queue is delivery's: api never calls it, CONVENTIONS §1).
 struct Deps {
-    store::Store& store;
+    store::AccountStore& accounts;
+    store::LogStore& logs;
+    store::DomainStore& domains;
+    store::EmailStore& emails;
+    store::InboundStore& inbound;
+    store::WebhookStore& webhooks;
     const core::Clock& clock;
     dns::Resolver& resolver;
     asio::any_io_executor blocking;  // CPU-heavy work (RSA key generation)
     std::string master_key;          // seals DKIM private keys at rest
-    DomainPolicy domains;
+    DomainPolicy domain_policy;
     SendingPolicy sending;
     std::string smtp_hostname = "localhost";           // Message-ID domain, bounce address host
     std::string public_url = "http://localhost:8080";  // base of tracking links

@@ -11,6 +11,7 @@
 #include "core/id.hpp"
 #include "core/text.hpp"
 #include "crypto/keys.hpp"
+#include "domain/vocabulary.hpp"
 
 namespace posthorn::api {
 
@@ -24,7 +25,7 @@ constexpr std::size_t kSecretBytes = 24;  // Standard Webhooks: 24 to 64 bytes
 
 json::object to_json(const store::Webhook& w) {
     json::array events;
-    for (const auto& e : w.events) events.emplace_back(e);
+    for (const auto e : w.events) events.emplace_back(domain::name(e));
     return {{"id", w.id},
             {"url", w.url},
             {"status", w.active},
@@ -53,23 +54,24 @@ std::variant<std::string, std::string> parse_url(const json::value& v, bool allo
 }
 
 // The events, deduplicated in their order, or the message of the 400.
-std::variant<std::vector<std::string>, std::string> parse_events(const json::value& v) {
-    using Out = std::variant<std::vector<std::string>, std::string>;
+std::variant<std::vector<domain::EventKind>, std::string> parse_events(const json::value& v) {
+    using Out = std::variant<std::vector<domain::EventKind>, std::string>;
     if (!v.is_array() || v.as_array().empty())
         return Out(std::in_place_index<1>, "events must be a non-empty array of event names");
-    std::vector<std::string> out;
+    std::vector<domain::EventKind> out;
     for (const auto& e : v.as_array()) {
         if (!e.is_string())
             return Out(std::in_place_index<1>, "events must be a non-empty array of event names");
         const std::string name(e.as_string());
-        if (std::find(std::begin(store::kEventTypes), std::end(store::kEventTypes), name) ==
-            std::end(store::kEventTypes)) {
+        const auto kind = domain::from_name<domain::EventKind>(name);
+        if (!kind) {
             std::string known;
-            for (auto k : store::kEventTypes) known += (known.empty() ? "" : ", ") + std::string(k);
+            for (auto k : domain::kEventKindNames)
+                known += (known.empty() ? "" : ", ") + std::string(k);
             return Out(std::in_place_index<1>,
                        "events: unknown event '" + name + "' (known: " + known + ")");
         }
-        if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+        if (std::find(out.begin(), out.end(), *kind) == out.end()) out.push_back(*kind);
     }
     return Out(std::in_place_index<0>, std::move(out));
 }
@@ -119,7 +121,7 @@ asio::awaitable<http::Response> create_webhook(Context ctx) {
                      .updated_at = now};
     auto body = to_json(w);
     body["secret"] = "whsec_" + crypto::base64_encode(w.secret);
-    auto r = co_await ctx.deps.store.create_webhook(std::move(w));
+    auto r = co_await ctx.deps.webhooks.create_webhook(std::move(w));
     if (!r) co_return detail::internal_error("create the webhook", r.error());
     co_return detail::json(200, body);
 }
@@ -130,7 +132,7 @@ asio::awaitable<http::Response> list_webhooks(Context ctx) {
     const auto& p = std::get<Paging>(paging);
     store::ListQuery query{
         .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
-    auto page = co_await ctx.deps.store.list_webhooks(std::move(query));
+    auto page = co_await ctx.deps.webhooks.list_webhooks(std::move(query));
     if (!page) co_return detail::internal_error("list webhooks", page.error());
     json::array data;
     for (const auto& w : page->items) data.push_back(to_json(w));
@@ -140,7 +142,7 @@ asio::awaitable<http::Response> list_webhooks(Context ctx) {
 
 asio::awaitable<http::Response> get_webhook(Context ctx) {
     auto id = detail::param(ctx, "id");
-    auto w = co_await ctx.deps.store.find_webhook(ctx.account_id, std::move(id));
+    auto w = co_await ctx.deps.webhooks.find_webhook(ctx.account_id, std::move(id));
     if (!w) co_return not_found_or_error(w.error());
     co_return detail::json(200, to_json(*w));
 }
@@ -149,8 +151,8 @@ asio::awaitable<http::Response> update_webhook(Context ctx) {
     store::WebhookPatch p;
     if (auto msg = read_fields(ctx, p)) co_return detail::validation_error(*msg);
     auto id = detail::param(ctx, "id");
-    auto w = co_await ctx.deps.store.update_webhook(ctx.account_id, std::move(id), std::move(p),
-                                                    ctx.deps.clock.now_ms());
+    auto w = co_await ctx.deps.webhooks.update_webhook(ctx.account_id, std::move(id), std::move(p),
+                                                       ctx.deps.clock.now_ms());
     if (!w) co_return not_found_or_error(w.error());
     co_return detail::json(200, to_json(*w));
 }
@@ -158,7 +160,7 @@ asio::awaitable<http::Response> update_webhook(Context ctx) {
 asio::awaitable<http::Response> delete_webhook(Context ctx) {
     auto id = detail::param(ctx, "id");
     auto account = ctx.account_id;
-    auto r = co_await ctx.deps.store.delete_webhook(std::move(account), id);
+    auto r = co_await ctx.deps.webhooks.delete_webhook(std::move(account), id);
     if (!r) co_return not_found_or_error(r.error());
     co_return detail::json(200, json::object{{"id", id}, {"deleted", true}});
 }
@@ -168,13 +170,13 @@ asio::awaitable<http::Response> list_webhook_deliveries(Context ctx) {
     if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
     const auto& p = std::get<Paging>(paging);
     auto id = detail::param(ctx, "id");
-    auto page = co_await ctx.deps.store.list_webhook_attempts(ctx.account_id, std::move(id), p.page,
-                                                              p.limit);
+    auto page = co_await ctx.deps.webhooks.list_webhook_attempts(ctx.account_id, std::move(id),
+                                                                 p.page, p.limit);
     if (!page) co_return not_found_or_error(page.error());
     json::array data;
     for (const auto& a : page->items) {
         json::object o{{"event_id", a.event_id},
-                       {"event", a.event_type},
+                       {"event", domain::name(a.event_kind)},
                        {"attempt", a.attempt},
                        {"status_code", nullptr},
                        {"error", nullptr},

@@ -1,10 +1,13 @@
 #include "app/config.hpp"
 
+#include <unistd.h>
+
 #include <toml++/toml.h>
 #include <boost/asio/ip/address.hpp>
 #include <boost/url/parse.hpp>
 
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <variant>
 
@@ -144,6 +147,16 @@ const Spec kSpecs[] = {
     {"server", "network_threads", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
          c.server.network_threads = int_in(k, v, 0, 256);
+     }},
+    {"server", "node_id", Kind::string,
+     [](Config& c, const std::string& k, const Value& v) {
+         const auto& s = str(v);
+         // It names this node's leases in a store that several nodes share.
+         if (s.empty() || s.size() > 200) fail(k, "must have 1 to 200 characters");
+         for (const char ch : s)
+             if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f)
+                 fail(k, "must not contain spaces or control characters");
+         c.server.node_id = s;
      }},
     {"http", "listen", Kind::string,
      [](Config& c, const std::string& k, const Value& v) { c.http.listen = listen_address(k, v); }},
@@ -459,6 +472,13 @@ Config load_config(const std::string& path, const Getenv& getenv) {
         require_readable("smtp.tls_key", c.smtp.tls_key);
     }
     if (c.database.url.empty()) c.database.url = "sqlite://" + c.server.data_dir + "/posthorn.db";
+    if (c.server.node_id.empty()) {
+        // The host name and the HTTP port: nodes on one machine differ by their ports.
+        char host[256] = {};
+        if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0')
+            std::snprintf(host, sizeof host, "localhost");
+        c.server.node_id = std::string(host) + ":" + std::to_string(c.http.listen.port);
+    }
     return c;
 }
 

@@ -29,6 +29,7 @@ struct Config {
         std::string data_dir = "./data";
         std::string public_url = "http://localhost:8080";
         int network_threads = 0;  // 0: one fewer than the cores, at least one
+        std::string node_id;      // resolved: never empty after load (host name:HTTP port)
     } server;
     struct {
         HostPort listen{"127.0.0.1", 8080};

@@ -19,6 +19,7 @@
 #include "crypto/tls.hpp"
 #include "delivery/queue_manager.hpp"
 #include "dns/cares_resolver.hpp"
+#include "domain/vocabulary.hpp"
 #include "http/server.hpp"
 #include "mail/message.hpp"
 #include "smtp/server.hpp"
@@ -31,15 +32,33 @@ constexpr auto kShutdownGrace = std::chrono::seconds(30);
 constexpr auto kRetentionEvery = std::chrono::hours(1);
 constexpr std::int64_t kDayMs = 86'400'000;
 
+// A periodic job runs on one node of those that share the store at a time: the one that
+// holds its lease, taken for three of the job's periods and renewed at each run, so that
+// another node takes it over once a node that held it is gone.
+asio::awaitable<bool> holds_job(store::JobLeaseStore& leases, std::string job, std::string node,
+                                const core::Clock& clock, std::chrono::milliseconds period) {
+    const auto now = clock.now_ms();
+    auto held = co_await leases.take_job_lease(std::move(job), std::move(node), now,
+                                               now + 3 * period.count());
+    if (!held) log::warn("job lease: {}", held.error().message());
+    co_return held&&* held;
+}
+
 // Deletes request-log entries older than retention.logs_days, at start and then hourly.
-asio::awaitable<void> retention_loop(store::Store& store, const core::Clock& clock, int days) {
+asio::awaitable<void> retention_loop(store::LogStore& logs, store::JobLeaseStore& leases,
+                                     std::string node, const core::Clock& clock, int days) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     for (;;) {
         const auto cutoff = clock.now_ms() - days * kDayMs;
-        if (auto n = co_await store.delete_logs_before(cutoff); !n)
+        auto job = std::string("log-retention");
+        auto me = node;
+        if (!co_await holds_job(leases, std::move(job), std::move(me), clock, kRetentionEvery)) {
+            // Another node runs it.
+        } else if (auto n = co_await logs.delete_logs_before(cutoff); !n) {
             log::warn("log retention: {}", n.error().message());
-        else if (*n > 0)
+        } else if (*n > 0) {
             log::info("log retention: deleted {} entries older than {} days", *n, days);
+        }
         timer.expires_after(kRetentionEvery);
         auto [ec] = co_await timer.async_wait(use_nothrow_awaitable);
         if (ec) co_return;
@@ -48,13 +67,18 @@ asio::awaitable<void> retention_loop(store::Store& store, const core::Clock& clo
 
 // Re-verifies PENDING domains and re-checks VERIFIED ones when their time has come (DESIGN
 // §6). One domain at a time: verification is a handful of DNS queries, never urgent.
-asio::awaitable<void> domain_check_loop(api::Deps deps, std::chrono::milliseconds tick) {
+asio::awaitable<void> domain_check_loop(api::Deps deps, store::JobLeaseStore& leases,
+                                        std::string node, std::chrono::milliseconds tick) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     for (;;) {
-        auto due = co_await deps.store.domains_due(deps.clock.now_ms(), 50);
+        auto job = std::string("domain-recheck");
+        auto me = node;
+        Result<std::vector<store::Domain>> due = std::vector<store::Domain>{};
+        if (co_await holds_job(leases, std::move(job), std::move(me), deps.clock, tick))
+            due = co_await deps.domains.domains_due(deps.clock.now_ms(), 50);
         if (!due) log::warn("domain re-check: {}", due.error().message());
         for (auto& d : due ? *due : std::vector<store::Domain>{}) {
-            const bool was_verified = d.status == "VERIFIED";
+            const bool was_verified = d.status == domain::DomainStatus::verified;
             const auto name = d.name;
             auto r = co_await api::check_domain(deps, std::move(d), was_verified);
             if (!r)
@@ -62,7 +86,7 @@ asio::awaitable<void> domain_check_loop(api::Deps deps, std::chrono::millisecond
             else if (!r->dns_error.empty())
                 log::warn("domain re-check of {}: {}", name, r->dns_error);
             else
-                log::info("domain re-check of {}: {}", name, r->domain.status);
+                log::info("domain re-check of {}: {}", name, domain::name(r->domain.status));
         }
         timer.expires_after(tick);
         auto [ec] = co_await timer.async_wait(use_nothrow_awaitable);
@@ -175,12 +199,18 @@ int serve(const Config& config) {
     }
     mail::init();
     api::RateLimiter rate_limiter(config.limits.send_rate_per_minute);
-    api::Deps deps{.store = **store,
+    auto& stores = **store;
+    api::Deps deps{.accounts = stores,
+                   .logs = stores,
+                   .domains = stores,
+                   .emails = stores,
+                   .inbound = stores,
+                   .webhooks = stores,
                    .clock = clock,
                    .resolver = **resolver,
                    .blocking = blocking.get_executor(),
                    .master_key = *master_key,
-                   .domains = domain_policy(config),
+                   .domain_policy = domain_policy(config),
                    .sending = {.send_rate_per_minute = config.limits.send_rate_per_minute,
                                .max_recipients = config.limits.max_recipients,
                                .max_attachment_bytes = config.limits.max_attachment_bytes},
@@ -202,18 +232,22 @@ int serve(const Config& config) {
         .command_timeout = std::chrono::seconds(config.delivery.command_timeout_s),
         .max_connections = config.delivery.max_connections,
         .max_connections_per_domain = config.delivery.max_connections_per_domain,
-        .master_key = *master_key};
+        .master_key = *master_key,
+        .node_id = config.server.node_id};
     if (config.delivery.relay)
         dopts.relay = delivery::Relay{config.delivery.relay->host, config.delivery.relay->port};
     delivery::QueueManager queue(pool.context(pool.size() - 1).get_executor(),
-                                 blocking.get_executor(), **store, **resolver, clock,
-                                 std::move(dopts));
+                                 blocking.get_executor(),
+                                 {.queue = stores, .emails = stores, .domains = stores}, **resolver,
+                                 clock, std::move(dopts));
     (*store)->set_queue_listener([&queue] { queue.wake(); });
 
     // Webhook calls go out from their own thread (libcurl), never a network thread.
     webhooks::HttpClient webhook_client({.allow_private = config.webhooks.allow_private_targets});
-    webhooks::Dispatcher hooks(pool.context(0).get_executor(), **store, clock, webhook_client,
-                               {.retry_schedule_s = config.webhooks.retry_schedule_s});
+    webhooks::Dispatcher hooks(
+        pool.context(0).get_executor(), stores, clock, webhook_client,
+        {.retry_schedule_s = config.webhooks.retry_schedule_s, .node_id = config.server.node_id});
+    stores.set_event_listener([&hooks] { hooks.wake(); });
 
     error_code ec;
     const auto address = asio::ip::make_address(config.http.listen.host, ec);
@@ -286,21 +320,24 @@ int serve(const Config& config) {
     asio::co_spawn(pool.context(0), hooks.run(), asio::detached);
     log::info(
         "posthorn serving: http on {}:{}, submission on {}:{}, inbound on {}:{} ({} network "
-        "thread{}), database {}",
+        "thread{}), database {}, node {}",
         bound->address().to_string(), bound->port(), sub_bound->address().to_string(),
         sub_bound->port(), in_bound->address().to_string(), in_bound->port(), io_threads,
-        io_threads == 1 ? "" : "s", config.database.url);
+        io_threads == 1 ? "" : "s", config.database.url, config.server.node_id);
 
     asio::io_context main;
     asio::signal_set signals(main, SIGINT, SIGTERM);
     asio::co_spawn(main,
                    shutdown_on_signal(signals, server, submission, inbound, queue, hooks, main),
                    asio::detached);
-    asio::co_spawn(main, retention_loop(**store, clock, config.retention.logs_days),
-                   asio::detached);
+    asio::co_spawn(
+        main,
+        retention_loop(stores, stores, config.server.node_id, clock, config.retention.logs_days),
+        asio::detached);
     const auto tick = std::chrono::seconds(
         std::clamp(std::min(config.dns.pending_recheck_s, config.dns.verified_recheck_s), 1, 30));
-    asio::co_spawn(main, domain_check_loop(deps, tick), asio::detached);
+    asio::co_spawn(main, domain_check_loop(deps, stores, config.server.node_id, tick),
+                   asio::detached);
     main.run();
 
     // The network is quiet: cancel the lookups still pending (while the resolver's context

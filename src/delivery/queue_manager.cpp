@@ -9,6 +9,8 @@
 #include "core/log.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/tls.hpp"
+#include "domain/delivery_policy.hpp"
+#include "domain/email_rules.hpp"
 #include "mail/dkim.hpp"
 #include "smtp/errors.hpp"
 
@@ -55,11 +57,11 @@ class InHand {
 }  // namespace
 
 struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
-    Impl(asio::any_io_executor e, asio::any_io_executor b, store::Store& s, dns::Resolver& r,
+    Impl(asio::any_io_executor e, asio::any_io_executor b, Stores s, dns::Resolver& r,
          const core::Clock& c, Options o)
         : ex(std::move(e)),
           blocking(std::move(b)),
-          store(s),
+          stores(s),
           resolver(r),
           clock(c),
           options(std::move(o)),
@@ -74,14 +76,15 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     asio::awaitable<void> session(std::string destination, std::vector<Target> targets);
     std::optional<Job> next_job(const std::string& destination);
     void spawn_sessions();
-    asio::awaitable<void> finish(const Job& job, const std::vector<Outcome>& outcomes);
+    asio::awaitable<void> finish(const Job& job, const std::vector<AttemptResult>& results);
+    asio::awaitable<void> record(const store::QueuedEmail& email, domain::Outcomes outcomes);
     asio::awaitable<std::optional<std::string>> signed_message(const store::QueuedEmail& e);
-    store::RecipientOutcome outcome_for(const store::QueuedRecipient& r, const Outcome& o,
-                                        UnixMs now);
+    domain::RecipientOutcome outcome_for(const store::QueuedRecipient& r, const AttemptResult& a,
+                                         UnixMs now);
 
     asio::any_io_executor ex;
     asio::any_io_executor blocking;
-    store::Store& store;
+    Stores stores;
     dns::Resolver& resolver;
     const core::Clock& clock;
     Options options;
@@ -99,8 +102,8 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     std::map<std::string, Destination> destinations;
     // Recipient domain ("" with a relay) → its route, kept kRouteTtlMs (touched on ex only).
     struct KnownRoute {
-        std::variant<std::vector<Target>, Outcome> route;
-        std::string destination;  // destination_of the targets; "" for an outcome
+        std::variant<std::vector<Target>, AttemptResult> route;
+        std::string destination;  // destination_of the targets; "" for nowhere to go
         UnixMs until = 0;
     };
     std::map<std::string, KnownRoute> routes;
@@ -111,56 +114,48 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     Counters counters;
 };
 
-store::RecipientOutcome QueueManager::Impl::outcome_for(const store::QueuedRecipient& r,
-                                                        const Outcome& o, UnixMs now) {
-    store::RecipientOutcome out{.recipient_id = r.id,
-                                .address = r.address,
-                                .attempts = r.attempts + 1,
-                                .last_response = o.response};
-    switch (o.disposition) {
-        case Disposition::delivered:
-            out.status = "DELIVERED";
-            out.transmitted = true;
+domain::RecipientOutcome QueueManager::Impl::outcome_for(const store::QueuedRecipient& r,
+                                                         const AttemptResult& a, UnixMs now) {
+    auto decision = domain::decide(
+        a, {.attempts_before = r.attempts, .schedule_s = &options.retry_schedule_s, .now = now});
+    switch (decision.status) {
+        case domain::RecipientStatus::delivered:
             ++counters.delivered;
             break;
-        case Disposition::bounced:
-            out.status = "BOUNCED";
-            out.suppress = o.about_recipient;
+        case domain::RecipientStatus::queued:
+            ++counters.deferred;
+            break;
+        case domain::RecipientStatus::bounced:
             ++counters.bounced;
             break;
-        case Disposition::failed:
-            out.status = "FAILED";
+        default:
             ++counters.failed;
             break;
-        case Disposition::transient: {
-            const auto& schedule = options.retry_schedule_s;
-            const auto done = static_cast<std::size_t>(r.attempts);  // retries already made
-            if (done < schedule.size()) {
-                out.status = "QUEUED";
-                out.next_attempt_at = now + schedule[done] * 1000LL;
-                ++counters.deferred;
-            } else {
-                out.status = "FAILED";
-                out.last_response =
-                    o.response + " (gave up after " + std::to_string(out.attempts) + " attempts)";
-                ++counters.failed;
-            }
-            break;
-        }
     }
-    return out;
+    return domain::outcome_of(r.id, r.attempts + 1, std::move(decision));
+}
+
+// Writes outcomes of one email's recipients: the email's rules make the change, the store
+// writes it (and lifts the recipients' leases) in one transaction.
+asio::awaitable<void> QueueManager::Impl::record(const store::QueuedEmail& email,
+                                                 domain::Outcomes outcomes) {
+    auto decide = [outcomes = std::move(outcomes)](const store::Email& current) {
+        return domain::apply_outcomes(current, outcomes);
+    };
+    auto account = email.account_id;
+    auto id = email.id;
+    auto r = co_await stores.emails.change_email(std::move(account), std::move(id), true,
+                                                 std::move(decide));
+    if (!r) log::error("delivery: recording the outcome of {}: {}", email.id, r.error().message());
 }
 
 asio::awaitable<void> QueueManager::Impl::finish(const Job& job,
-                                                 const std::vector<Outcome>& outcomes) {
+                                                 const std::vector<AttemptResult>& results) {
     const auto now = clock.now_ms();
-    store::DeliveryReport rep{
-        .email_id = job.email->id, .account_id = job.email->account_id, .at = now};
+    domain::Outcomes outcomes{.at = now};
     for (std::size_t i = 0; i < job.recipients.size(); ++i)
-        rep.outcomes.push_back(outcome_for(job.recipients[i], outcomes[i], now));
-    auto r = co_await store.apply_delivery(std::move(rep));
-    if (!r)
-        log::error("delivery: recording the outcome of {}: {}", job.email->id, r.error().message());
+        outcomes.recipients.push_back(outcome_for(job.recipients[i], results[i], now));
+    co_await record(*job.email, std::move(outcomes));
 }
 
 asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
@@ -168,12 +163,15 @@ asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
     auto it = dkim_keys.find(e.domain_id);
     if (it == dkim_keys.end()) {
         auto domain_id = e.domain_id;
-        auto keys = co_await store.active_dkim_keys(std::move(domain_id));
-        if (!keys || keys->empty()) {
+        auto keys = co_await stores.domains.dkim_keys(std::move(domain_id));
+        const auto active =
+            keys ? std::find_if(keys->begin(), keys->end(), [](const auto& k) { return k.active; })
+                 : std::vector<store::DkimKey>::iterator{};
+        if (!keys || active == keys->end()) {
             log::error("delivery: no DKIM key for the domain of {}", e.id);
             co_return std::nullopt;
         }
-        const auto& k = keys->front();
+        const auto& k = *active;
         auto pem = crypto::open(options.master_key, k.sealed_private_key,
                                 "dkim:" + k.domain_id + ":" + k.selector);
         if (!pem) {
@@ -191,7 +189,7 @@ asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
     // Read only now, from a reader: the claim left it in the database.
     auto account = e.account_id;
     auto id = e.id;
-    auto raw = co_await store.email_raw(std::move(account), std::move(id));
+    auto raw = co_await stores.emails.email_raw(std::move(account), std::move(id));
     if (!raw) {
         log::error("delivery: reading the message of {}: {}", e.id, raw.error().message());
         co_return std::nullopt;
@@ -220,13 +218,13 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
                                                   std::vector<Target> targets) {
     auto self = shared_from_this();
     std::unique_ptr<smtp::Client> client;
-    std::optional<Outcome> no_session;  // why there is no session, for the jobs left
+    std::optional<AttemptResult> no_session;  // why there is no session, for the jobs left
     std::size_t next_target = 0;
     bool retry_plain = false;  // the next open is the plain-text retry of a failed handshake
     while (auto next = next_job(destination)) {
         auto& job = *next;
         --backlog;
-        std::vector<Outcome> outcomes(job.recipients.size());
+        std::vector<AttemptResult> outcomes(job.recipients.size());
         // Open a session, trying the targets in order, unless one is open already.
         while (!client && !no_session) {
             // Opportunistic TLS whose handshake failed: the same server once more, in
@@ -235,7 +233,9 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
             const bool plain_retry = retry_plain;
             retry_plain = false;
             if (!plain_retry && next_target >= targets.size()) {
-                no_session = Outcome{Disposition::transient, "no server could be reached"};
+                no_session = AttemptResult{.stage = Stage::connect,
+                                           .trouble = domain::Trouble::network,
+                                           .text = "no server could be reached"};
                 break;
             }
             const auto& t = plain_retry ? targets[next_target - 1] : targets[next_target++];
@@ -263,14 +263,13 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
                 // Any other failure, TLS required but not offered included: the next
                 // server (MX) may do better; when none is left, this is the outcome.
                 if (next_target >= targets.size())
-                    no_session = classify_error(opened.error(), where);
+                    no_session = from_error(opened.error(), where, Stage::connect);
                 continue;
             }
             if (!opened->positive()) {
                 ++counters.connect_failures;
                 co_await c->quit();
-                if (next_target >= targets.size())
-                    no_session = Outcome{Disposition::transient, opened->verbatim()};
+                if (next_target >= targets.size()) no_session = from_reply(*opened, Stage::connect);
                 continue;
             }
             client = std::move(c);
@@ -289,7 +288,9 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
         auto message = co_await signed_message(*job.email);
         if (!message) {
             for (auto& o : outcomes)
-                o = {Disposition::transient, "the message could not be DKIM-signed"};
+                o = AttemptResult{.stage = Stage::data,
+                                  .trouble = domain::Trouble::local,
+                                  .text = "the message could not be DKIM-signed"};
             co_await finish(job, outcomes);
             continue;
         }
@@ -302,7 +303,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
         if (!tx) {
             // The session broke mid-transaction: nothing is known, so every recipient is
             // retried (at least once), and the next job gets a new session.
-            const auto why = classify_error(tx.error(), "during the transaction");
+            const auto why = from_error(tx.error(), "during the transaction", Stage::data);
             for (auto& o : outcomes) o = why;
             client.reset();
             next_target = 0;
@@ -310,19 +311,16 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
             continue;
         }
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
-            if (!tx->mail.positive()) {
-                outcomes[i] = classify_reply(tx->mail);
-            } else if (tx->rcpt[i] && !tx->rcpt[i]->positive()) {
-                outcomes[i] = classify_reply(*tx->rcpt[i]);
-                outcomes[i].about_recipient = true;
-            } else if (tx->data) {
-                outcomes[i] = classify_reply(*tx->data);
-                // RFC 3463: 5.1.x is about the mailbox, whatever the stage.
-                const auto& lines = tx->data->lines;
-                outcomes[i].about_recipient = !lines.empty() && lines.back().rfind("5.1.", 0) == 0;
-            } else {
-                outcomes[i] = {Disposition::transient, "no reply to DATA"};
-            }
+            if (!tx->mail.positive())
+                outcomes[i] = from_reply(tx->mail, Stage::mail);
+            else if (tx->rcpt[i] && !tx->rcpt[i]->positive())
+                outcomes[i] = from_reply(*tx->rcpt[i], Stage::rcpt);
+            else if (tx->data)
+                outcomes[i] = from_reply(*tx->data, Stage::data);
+            else
+                outcomes[i] = AttemptResult{.stage = Stage::data,
+                                            .trouble = domain::Trouble::network,
+                                            .text = "no reply to DATA"};
         }
         co_await finish(job, outcomes);
     }
@@ -386,8 +384,11 @@ void QueueManager::Impl::spawn_sessions() {
 
 asio::awaitable<void> QueueManager::Impl::run() {
     auto self = shared_from_this();
-    if (auto n = co_await store.release_leases(""); n && *n > 0)
-        log::info("delivery: lifted {} leases left by the last run", *n);
+    {
+        auto owner = options.node_id;
+        if (auto n = co_await stores.queue.release_leases(std::move(owner)); n && *n > 0)
+            log::info("delivery: lifted {} leases left by the last run of {}", *n, options.node_id);
+    }
     const auto lease_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(options.lease).count();
     UnixMs next_renewal = clock.now_ms() + lease_ms / 2;
@@ -397,7 +398,7 @@ asio::awaitable<void> QueueManager::Impl::run() {
         if (const auto t = clock.now_ms(); t >= next_renewal) {
             next_renewal = t + lease_ms / 2;
             auto owner = options.node_id;
-            if (auto n = co_await store.renew_leases(std::move(owner), t + lease_ms); !n)
+            if (auto n = co_await stores.queue.renew_leases(std::move(owner), t + lease_ms); !n)
                 log::error("delivery: renewing leases: {}", n.error().message());
         }
         // Claim only what the sessions can take soon: claimed mail waits in memory under
@@ -410,7 +411,8 @@ asio::awaitable<void> QueueManager::Impl::run() {
         const auto now = clock.now_ms();
         const auto lease_until = now + lease_ms;
         auto owner = options.node_id;
-        auto claimed = co_await store.claim_due(now, options.batch, std::move(owner), lease_until);
+        auto claimed =
+            co_await stores.queue.claim_due(now, options.batch, std::move(owner), lease_until);
         if (!claimed) {
             log::error("delivery: claiming due mail: {}", claimed.error().message());
         }
@@ -438,20 +440,20 @@ asio::awaitable<void> QueueManager::Impl::run() {
         for (auto& e : *claimed) {
             auto email = std::make_shared<store::QueuedEmail>(std::move(e));
             std::map<std::string, Job> jobs;
-            std::vector<store::RecipientOutcome> settled;
+            domain::Outcomes settled{.at = now};
             for (const auto& r : email->recipients) {
                 if (r.suppressed) {
-                    settled.push_back({.recipient_id = r.id,
-                                       .address = r.address,
-                                       .status = "BLOCKED",
-                                       .attempts = r.attempts,
-                                       .last_response = "on the suppression list: not attempted"});
+                    settled.recipients.push_back(
+                        {.recipient_id = r.id,
+                         .status = domain::RecipientStatus::blocked,
+                         .attempts = r.attempts,
+                         .response = "on the suppression list: not attempted"});
                     ++counters.blocked;
                     continue;
                 }
                 const auto& known = routes[options.relay ? std::string() : r.domain];
-                if (const auto* why = std::get_if<Outcome>(&known.route)) {
-                    settled.push_back(outcome_for(r, *why, now));
+                if (const auto* why = std::get_if<AttemptResult>(&known.route)) {
+                    settled.recipients.push_back(outcome_for(r, *why, now));
                     continue;
                 }
                 const auto& key = known.destination;
@@ -461,15 +463,7 @@ asio::awaitable<void> QueueManager::Impl::run() {
                 job.email = email;
                 job.recipients.push_back(r);
             }
-            if (!settled.empty()) {
-                store::DeliveryReport rep{.email_id = email->id,
-                                          .account_id = email->account_id,
-                                          .outcomes = std::move(settled),
-                                          .at = now};
-                if (auto r = co_await store.apply_delivery(std::move(rep)); !r)
-                    log::error("delivery: recording outcomes without a session: {}",
-                               r.error().message());
-            }
+            if (!settled.recipients.empty()) co_await record(*email, std::move(settled));
             // RFC 5321 §4.5.3.1.8: a server need take no more than 100 recipients in one
             // transaction, so an email's recipients at one destination go in chunks.
             const auto cap =
@@ -494,10 +488,9 @@ asio::awaitable<void> QueueManager::Impl::run() {
     }
 }
 
-QueueManager::QueueManager(asio::any_io_executor ex, asio::any_io_executor blocking,
-                           store::Store& store, dns::Resolver& resolver, const core::Clock& clock,
-                           Options options)
-    : impl_(std::make_shared<Impl>(std::move(ex), std::move(blocking), store, resolver, clock,
+QueueManager::QueueManager(asio::any_io_executor ex, asio::any_io_executor blocking, Stores stores,
+                           dns::Resolver& resolver, const core::Clock& clock, Options options)
+    : impl_(std::make_shared<Impl>(std::move(ex), std::move(blocking), stores, resolver, clock,
                                    std::move(options))) {}
 
 QueueManager::~QueueManager() = default;

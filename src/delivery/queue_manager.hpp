@@ -3,10 +3,12 @@
 // kept a minute), groups them by destination (the MX hosts a route goes to, so domains
 // of one provider share it), opens SMTP sessions (several per busy destination, up to the
 // limits) and reuses each session for message after message, signs every message with the
-// sender domain's active DKIM key, and writes every outcome back (delivery/classify.hpp)
-// before it acknowledges anything. A crash between a remote 250 and that write sends the
-// message again after the restart: at least once. Runs on one executor; wake() and stop()
-// may be called from any thread.
+// sender domain's active DKIM key, and writes every outcome back before it acknowledges
+// anything: what an attempt came to (delivery/attempt.hpp) is decided by the delivery
+// policy (domain/delivery_policy.hpp) and applied to the email by its rules
+// (domain/email_rules.hpp), which the store writes in one transaction. A crash between a remote 250
+// and that write sends the message again after the restart: at least once. Runs on one executor;
+// wake() and stop() may be called from any thread.
 #pragma once
 
 #include <atomic>
@@ -38,8 +40,8 @@ struct Options {
     int batch = 512;                     // recipients claimed at a time
     int max_rcpt_per_transaction = 100;  // RFC 5321 §4.5.3.1.8's minimum a server must take
     std::chrono::minutes lease{10};
-    std::string master_key;  // unseals the DKIM keys
-    std::string node_id = "local";
+    std::string master_key;         // unseals the DKIM keys
+    std::string node_id = "local";  // owns this node's leases (server.node_id)
 };
 
 // Counters for a later /metrics endpoint (monotonic since start).
@@ -50,7 +52,14 @@ struct Counters {
 
 class QueueManager {
   public:
-    QueueManager(asio::any_io_executor ex, asio::any_io_executor blocking, store::Store& store,
+    // The stores it uses: the queue's claims and leases, the emails (their messages, and
+    // the outcomes written to them), the domains (their DKIM keys).
+    struct Stores {
+        store::QueueStore& queue;
+        store::EmailStore& emails;
+        store::DomainStore& domains;
+    };
+    QueueManager(asio::any_io_executor ex, asio::any_io_executor blocking, Stores stores,
                  dns::Resolver& resolver, const core::Clock& clock, Options options);
     ~QueueManager();
 

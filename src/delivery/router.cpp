@@ -8,12 +8,17 @@ namespace posthorn::delivery {
 
 namespace {
 
-using Route = std::variant<std::vector<Target>, Outcome>;
+using Route = std::variant<std::vector<Target>, AttemptResult>;
+using domain::Trouble;
 
-Outcome dns_trouble(const std::string& what, const error_code& ec) {
+AttemptResult trouble(Trouble t, std::string text) {
+    return AttemptResult{.stage = Stage::route, .trouble = t, .text = std::move(text)};
+}
+
+AttemptResult dns_trouble(const std::string& what, const error_code& ec) {
     if (ec == dns::errc::nxdomain)
-        return {Disposition::failed, what + ": the domain does not exist (NXDOMAIN)"};
-    return {Disposition::transient, what + ": " + ec.message()};
+        return trouble(Trouble::no_such_domain, what + ": the domain does not exist (NXDOMAIN)");
+    return trouble(Trouble::dns_temporary, what + ": " + ec.message());
 }
 
 // Addresses of a host; an IP literal stands for itself.
@@ -42,7 +47,7 @@ asio::awaitable<Route> route(dns::Resolver& resolver, std::string domain,
         // RFC 7505: a single MX of "." says the domain takes no mail.
         if (mx->size() == 1 && mx->front().host.empty())
             co_return Route(
-                Outcome{Disposition::failed, domain + " takes no mail (null MX, RFC 7505)"});
+                trouble(Trouble::null_mx, domain + " takes no mail (null MX, RFC 7505)"));
         for (const auto& r : *mx)
             if (!r.host.empty()) hosts.push_back(r.host);
     } else if (mx.error() == dns::errc::no_data) {
@@ -62,7 +67,7 @@ asio::awaitable<Route> route(dns::Resolver& resolver, std::string domain,
     if (out.empty()) {
         if (hosts.size() == 1 && hosts.front() == domain && dns::is_not_found(last))
             co_return Route(
-                Outcome{Disposition::failed, domain + " has no MX and no address to deliver to"});
+                trouble(Trouble::no_address, domain + " has no MX and no address to deliver to"));
         co_return Route(dns_trouble("addresses of the MX hosts of " + domain, last));
     }
     co_return Route(std::move(out));

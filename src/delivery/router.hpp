@@ -1,7 +1,8 @@
 // delivery/router.hpp — where mail for a domain goes (RFC 5321 §5): the smarthost when one
 // is configured; otherwise the MX hosts by preference, each with its addresses, or the
-// domain's own A/AAAA when it has no MX (the implicit MX). A null MX (RFC 7505) and a
-// domain that does not exist fail the message; a DNS failure is transient.
+// domain's own A/AAAA when it has no MX (the implicit MX). When there is nowhere to go, the
+// trouble says why (a null MX, RFC 7505; a domain that does not exist; a DNS failure) and
+// the delivery policy decides what it means.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -12,7 +13,7 @@
 #include <vector>
 
 #include "core/asio.hpp"
-#include "delivery/classify.hpp"
+#include "delivery/attempt.hpp"
 #include "dns/resolver.hpp"
 
 namespace posthorn::delivery {
@@ -27,10 +28,11 @@ struct Relay {
     std::uint16_t port = 25;
 };
 
-// The targets in the order to try, or the outcome for every recipient of the domain.
-asio::awaitable<std::variant<std::vector<Target>, Outcome>> route(dns::Resolver& resolver,
-                                                                  std::string domain,
-                                                                  std::optional<Relay> relay,
-                                                                  std::uint16_t mx_port);
+// The targets in the order to try, or what came of trying to find them (stage `route`),
+// for every recipient of the domain.
+asio::awaitable<std::variant<std::vector<Target>, AttemptResult>> route(dns::Resolver& resolver,
+                                                                        std::string domain,
+                                                                        std::optional<Relay> relay,
+                                                                        std::uint16_t mx_port);
 
 }  // namespace posthorn::delivery

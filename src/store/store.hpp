@@ -1,5 +1,13 @@
 // store/store.hpp — the persistence seam (CONVENTIONS §9): narrow interfaces, one per
-// concern, and `Store`, which a back end implements whole (sqlite/ now, pg/ later).
+// concern, each consumer taking only those it uses, and `Store`, which a back end
+// implements whole (sqlite/ now, pg/ later).
+//
+// A store stores; it does not decide. It reads and writes rows and keeps its promises
+// (atomicity, leases, uniqueness); what a row means — an email's status, the events it
+// raises, which webhooks hear of them — is the domain's (src/domain/), handed to the store
+// as data (an Event, an EmailChange) or as a pure function that runs inside its
+// transaction (EmailDecision, EventRouter). The contract every back end keeps is written
+// down once, as tests: store/contract/.
 //
 // Every write is durable when its awaitable completes: back ends batch concurrent writes
 // into one transaction and one fsync (group commit) and acknowledge each after the commit.
@@ -62,14 +70,13 @@ class DomainStore {
                                                                  std::string domain_id,
                                                                  DomainSettings settings,
                                                                  UnixMs now) = 0;
-    // Writes a verification outcome (and its event, if any). The first check also sets
-    // first_verify_at; reaching VERIFIED sets verified_at.
+    // Writes a verification outcome as it is (and its event, if any).
     virtual asio::awaitable<Result<void>> record_domain_check(DomainCheck check) = 0;
     // Moves the next background check of a domain, changing nothing else.
     virtual asio::awaitable<Result<void>> postpone_domain_check(std::string account_id,
                                                                 std::string domain_id,
                                                                 UnixMs next_check_at) = 0;
-    // PENDING and VERIFIED domains whose next_check_at has come, oldest first.
+    // The domains whose next_check_at has come, oldest first.
     virtual asio::awaitable<Result<std::vector<Domain>>> domains_due(UnixMs now, int limit) = 0;
     virtual asio::awaitable<Result<std::vector<DkimKey>>> dkim_keys(std::string domain_id) = 0;
     // Every DKIM key of every account, for the operator's zone.
@@ -83,19 +90,18 @@ class EmailStore {
     // transaction. If the account already holds the (unexpired) idempotency key, nothing
     // is written and the stored response comes back instead.
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) = 0;
-    // An email on its way to create_email (being validated and built): the store may hold
-    // a commit briefly for it, so that sends arriving together share one fsync. Each
-    // announce_email() is matched by one create_email() with `announced` set, or by one
-    // withdraw_email() if the email is not stored after all.
-    virtual void announce_email() = 0;
-    virtual void withdraw_email() = 0;
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(
         std::string account_id, std::string key, UnixMs now) = 0;
-    // An open or a click ("opened" / "clicked"): the first sets opened_at / clicked_at, every
-    // one writes an email.opened / email.clicked event with `data_json`. errc::not_found for
-    // an unknown email.
-    virtual asio::awaitable<Result<void>> record_engagement(std::string email_id, std::string kind,
-                                                            std::string data_json, UnixMs at) = 0;
+    // Reads the email (with all its recipients when `with_recipients`), hands it to
+    // `decide`, and writes what that answers, in one transaction: the email's status and
+    // times, each changed recipient (whose lease is lifted), the suppressions (an address
+    // the account suppresses already keeps its entry) and the events. `decide` runs on
+    // the store's thread while the write is open: it must be quick, do no I/O, and may run
+    // more than once. An empty `account_id` finds the email by its id in any account (a
+    // tracking token names only the email). errc::not_found for an unknown email.
+    virtual asio::awaitable<Result<void>> change_email(std::string account_id, std::string email_id,
+                                                       bool with_recipients,
+                                                       EmailDecision decide) = 0;
     // The email a bounce address (bounces+<token>@…) belongs to, with its recipients. A
     // token is 42 characters: the email's id without "em_", then 16 random ones (earlier
     // versions made 26 random characters, still found).
@@ -113,10 +119,13 @@ class EmailStore {
 class InboundStore {
   public:
     virtual ~InboundStore() = default;
-    // Domains named `name` that take mail: VERIFIED with config.inbound, in any account.
+    // The domains named `name`, in every account (which of them take mail is the caller's
+    // rule), oldest first, with their ids, accounts, status and inbound switch.
     virtual asio::awaitable<Result<std::vector<Domain>>> inbound_domains(std::string name) = 0;
-    // One row per receiving account and recipient, with attachments, in one transaction.
-    virtual asio::awaitable<Result<void>> create_inbound(std::vector<InboundEmail> emails) = 0;
+    // One row per receiving account and recipient, with attachments, and the events, in
+    // one transaction.
+    virtual asio::awaitable<Result<void>> create_inbound(std::vector<InboundEmail> emails,
+                                                         std::vector<Event> events) = 0;
     // sort_by: received_at | subject | from_email. search: sender, recipient or subject.
     virtual asio::awaitable<Result<Page<InboundEmail>>> list_inbound(SearchQuery query) = 0;
     virtual asio::awaitable<Result<InboundEmail>> find_inbound(std::string account_id,
@@ -131,18 +140,15 @@ class QueueStore {
     virtual asio::awaitable<Result<std::vector<QueuedEmail>>> claim_due(UnixMs now, int limit,
                                                                         std::string owner,
                                                                         UnixMs lease_until) = 0;
-    // Writes the outcomes, recomputes the email's status (DESIGN §3: SENT while some are
-    // open, else the worst final outcome), stamps sent_at/delivered_at/failed_at, writes an
-    // event per transition and the suppressions, and lifts the leases — in one transaction.
-    virtual asio::awaitable<Result<void>> apply_delivery(DeliveryReport report) = 0;
-    // At start (one node, SQLite): leases left by a process that died are lifted.
+    // The outcomes of claimed recipients are written with EmailStore::change_email, which
+    // lifts their leases.
+    // Lifts the leases `owner` holds (a node at start lifts those its last run left); the
+    // leases of other owners stay. Answers how many it lifted.
     virtual asio::awaitable<Result<std::int64_t>> release_leases(std::string owner) = 0;
     // Every lease `owner` holds now runs until `lease_until`: mail claimed and still
     // waiting in memory is not claimed a second time. Answers how many were renewed.
     virtual asio::awaitable<Result<std::int64_t>> renew_leases(std::string owner,
                                                                UnixMs lease_until) = 0;
-    virtual asio::awaitable<Result<std::vector<DkimKey>>> active_dkim_keys(
-        std::string domain_id) = 0;
     // Called (on the caller's executor, after the commit) each time new mail is queued, so that
     // delivery wakes at once instead of at its next poll. Set once, before serving.
     virtual void set_queue_listener(std::function<void()> listener) = 0;
@@ -170,8 +176,28 @@ class WebhookStore {
     // Records the attempt and the delivery's new state, and lifts its lease. A delivery
     // deleted meanwhile (its webhook was) is not an error.
     virtual asio::awaitable<Result<void>> record_webhook_attempt(WebhookAttemptResult result) = 0;
-    // At start (one node, SQLite): leases left by a process that died are lifted.
+    // Lifts the leases `owner` holds (those its last run left); other owners' stay.
     virtual asio::awaitable<Result<std::int64_t>> release_webhook_leases(std::string owner) = 0;
+    // The outbox: hands the events not yet routed, oldest first and up to `limit`, each
+    // with the webhooks of its account, to `route`, writes a pending delivery (due at
+    // once) for each webhook id it answers, and marks the events routed — in one
+    // transaction, so that each event is routed once. `route` runs on the store's thread
+    // (as EmailDecision). Answers how many events were routed.
+    virtual asio::awaitable<Result<int>> route_events(int limit, EventRouter route) = 0;
+    // Called (after the commit) each time events are written, so that the router wakes at
+    // once instead of at its next poll. Set once, before serving.
+    virtual void set_event_listener(std::function<void()> listener) = 0;
+};
+
+// Periodic jobs that one node of several runs at a time (log retention, the domain
+// re-check): a job lease per job name.
+class JobLeaseStore {
+  public:
+    virtual ~JobLeaseStore() = default;
+    // Takes the lease of `job` for `owner` until `until` when it is free, ran out by
+    // `now`, or is `owner`'s already (then it is extended). Answers whether `owner` holds it.
+    virtual asio::awaitable<Result<bool>> take_job_lease(std::string job, std::string owner,
+                                                         UnixMs now, UnixMs until) = 0;
 };
 
 class Store : public AccountStore,
@@ -180,7 +206,8 @@ class Store : public AccountStore,
               public EmailStore,
               public InboundStore,
               public QueueStore,
-              public WebhookStore {
+              public WebhookStore,
+              public JobLeaseStore {
   public:
     // Completes when everything submitted before it is durable.
     virtual asio::awaitable<Result<void>> flush() = 0;

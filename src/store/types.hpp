@@ -1,16 +1,30 @@
 // store/types.hpp — the rows the store reads and writes, as plain structs. Times are
-// UnixMs (UTC milliseconds); ids are the prefixed strings of core/id.hpp.
+// UnixMs (UTC milliseconds); ids are the prefixed strings of core/id.hpp. The email, its
+// recipients, events, webhooks and the changes the product's rules make are the domain's
+// own types (domain/model.hpp), stored as they are.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/time.hpp"
+#include "domain/model.hpp"
+#include "domain/vocabulary.hpp"
 
 namespace posthorn::store {
+
+using domain::Bounce;
+using domain::Email;
+using domain::EmailChange;
+using domain::Event;
+using domain::Recipient;
+using domain::RecipientChange;
+using domain::Suppression;
+using domain::Webhook;
 
 struct Account {
     std::string id;  // acc_…
@@ -53,9 +67,9 @@ struct LogQuery {
 struct Domain {
     std::string id;  // dom_…
     std::string account_id;
-    std::string name;                    // canonical: lower-case, IDN as punycode
-    std::string status = "NOT_STARTED";  // NOT_STARTED | PENDING | VERIFIED | FAILED
-    std::string token;                   // DNS label of the DKIM CNAME targets
+    std::string name;  // canonical: lower-case, IDN as punycode
+    domain::DomainStatus status = domain::DomainStatus::not_started;
+    std::string token;  // DNS label of the DKIM CNAME targets
     bool sending = true;
     bool inbound = false;
     bool open_tracking = false;
@@ -87,16 +101,6 @@ struct DkimZoneEntry {
     std::string domain;  // for a comment next to the record
 };
 
-// An entry of the event outbox (webhooks read them).
-struct Event {
-    std::string id;  // evt_…
-    std::string account_id;
-    std::string type;  // "domain.verified", "email.sent", …
-    std::optional<std::string> email_id;
-    std::string data_json;
-    UnixMs created_at = 0;
-};
-
 struct DomainSettings {
     std::optional<bool> sending;
     std::optional<bool> inbound;
@@ -108,48 +112,13 @@ struct DomainSettings {
 struct DomainCheck {
     std::string account_id;
     std::string domain_id;
-    std::string status;
+    domain::DomainStatus status = domain::DomainStatus::pending;
     std::string records_json;
     UnixMs checked_at = 0;
     std::optional<UnixMs> next_check_at;  // nullopt: no background re-check
-    std::optional<Event> event;           // domain.verified / domain.failed on a change
-};
-
-struct Recipient {
-    std::int64_t id = 0;
-    std::string address;  // local@domain, domain canonical
-    std::string domain;
-    std::string type;  // to | cc | bcc
-    std::string status = "QUEUED";
-    int attempts = 0;
-    std::optional<UnixMs> next_attempt_at;
-    std::optional<std::string> last_response;  // the remote server's reply, verbatim
-};
-
-struct Email {
-    std::string id;  // em_…
-    std::string account_id;
-    std::string domain_id;
-    std::string envelope_id;
-    std::string status = "QUEUED";
-    std::string from_email;
-    std::string from_name;   // "" when none
-    std::string to_display;  // the To recipients joined by ", "
-    std::string subject;
-    std::string message_id;
-    std::string return_token;
-    bool track_opens = false;
-    bool track_clicks = false;
-    std::string source = "api";
-    std::int64_t size_bytes = 0;
-    UnixMs created_at = 0;
-    UnixMs queued_at = 0;
-    std::optional<UnixMs> sent_at;
-    std::optional<UnixMs> delivered_at;
-    std::optional<UnixMs> failed_at;
-    std::optional<UnixMs> opened_at;
-    std::optional<UnixMs> clicked_at;
-    std::vector<Recipient> recipients;  // filled by find_email only
+    std::optional<UnixMs> first_verify_at;
+    std::optional<UnixMs> verified_at;
+    std::optional<Event> event;  // domain.verified / domain.failed on a change
 };
 
 struct Envelope {
@@ -177,8 +146,11 @@ struct NewEmail {
     std::optional<std::string> idempotency_key;
     StoredResponse response;  // what an idempotent replay answers
     UnixMs idempotency_expires_at = 0;
-    bool announced = false;  // announce_email() was called for it
 };
+
+// What the product's rules make of an email as it stands (with its recipients when asked
+// for): the change to write, or nullopt for none (EmailStore::change_email).
+using EmailDecision = std::function<std::optional<EmailChange>(const Email& current)>;
 
 struct SearchQuery {
     std::string account_id;
@@ -223,7 +195,7 @@ struct QueuedRecipient {
     std::int64_t id = 0;
     std::string address;
     std::string domain;
-    std::string type;
+    domain::RecipientType type = domain::RecipientType::to;
     int attempts = 0;
     bool suppressed = false;  // on the account's suppression list: never attempted
 };
@@ -241,26 +213,6 @@ struct QueuedEmail {
     std::vector<QueuedRecipient> recipients;
 };
 
-struct RecipientOutcome {
-    std::int64_t recipient_id = 0;
-    std::string address;
-    std::string status;  // QUEUED (to retry), DELIVERED, BOUNCED, FAILED, BLOCKED
-    int attempts = 0;
-    std::optional<UnixMs> next_attempt_at;     // for QUEUED
-    std::optional<std::string> last_response;  // the server's reply, or our words
-    bool transmitted = false;                  // the message went through (2xx after DATA)
-    bool suppress = false;                     // add the address to the suppression list
-    std::string suppress_reason = "bounce";    // bounce | complaint
-};
-
-struct DeliveryReport {
-    std::string email_id;
-    std::string account_id;
-    std::vector<RecipientOutcome> outcomes;
-    UnixMs at = 0;
-    bool complaint = false;  // an abuse report (ARF): the email becomes COMPLAINED
-};
-
 struct ListQuery {
     std::string account_id;
     std::int64_t page = 1;
@@ -268,26 +220,9 @@ struct ListQuery {
     SortOrder order = SortOrder::desc;
 };
 
-// Every event type a webhook may subscribe to (DESIGN §8).
-inline constexpr std::string_view kEventTypes[] = {
-    "email.sent",       "email.delivered", "email.bounced",    "email.failed",
-    "email.opened",     "email.clicked",   "email.complained", "email.blocked",
-    "inbound.received", "domain.verified", "domain.failed"};
-
-struct Webhook {
-    std::string id;  // wh_…
-    std::string account_id;
-    std::string url;
-    std::vector<std::string> events;
-    bool active = true;
-    std::string secret;  // the raw signing key (whsec_ + its base64 is shown once)
-    UnixMs created_at = 0;
-    UnixMs updated_at = 0;
-};
-
 struct WebhookPatch {
     std::optional<std::string> url;
-    std::optional<std::vector<std::string>> events;
+    std::optional<std::vector<domain::EventKind>> events;
     std::optional<bool> active;
 };
 
@@ -295,7 +230,7 @@ struct WebhookPatch {
 struct WebhookAttempt {
     std::int64_t id = 0;
     std::string event_id;
-    std::string event_type;
+    domain::EventKind event_kind = domain::EventKind::email_sent;
     int attempt = 0;                 // 1-based
     std::optional<int> status_code;  // none when no HTTP answer came
     std::optional<std::string> error;
@@ -310,7 +245,7 @@ struct DueWebhookDelivery {
     std::string url;
     std::string secret;
     std::string event_id;
-    std::string event_type;
+    domain::EventKind event_kind = domain::EventKind::email_sent;
     std::optional<std::string> email_id;
     std::string data_json;
     UnixMs event_created_at = 0;
@@ -329,6 +264,11 @@ struct WebhookAttemptResult {
     bool delivered = false;
     std::optional<UnixMs> next_attempt_at;
 };
+
+// Hands an event and the webhooks of its account (active or not) to the product's rules,
+// which answer the ids of those it goes to (WebhookStore::route_events).
+using EventRouter =
+    std::function<std::vector<std::string>(const Event& event, const std::vector<Webhook>& all)>;
 
 template <class T>
 struct Page {

@@ -9,27 +9,27 @@
 
 #include "core/log.hpp"
 #include "core/time.hpp"
+#include "domain/events.hpp"
 #include "webhooks/signature.hpp"
 
 namespace posthorn::webhooks {
 
-std::string event_body(std::string_view type, UnixMs created_at, std::string_view data_json) {
-    std::string body = R"({"type":")";
-    body.append(type);  // one of store::kEventTypes: nothing to escape
-    body.append(R"(","created_at":")").append(format_iso8601(created_at));
-    body.append(R"(","data":)").append(data_json.empty() ? "{}" : data_json).append("}");
-    return body;
+namespace {
+constexpr int kRouteBatch = 512;  // events routed in one transaction
 }
 
 struct Dispatcher::Impl : std::enable_shared_from_this<Impl> {
-    Impl(asio::any_io_executor e, store::Store& s, const core::Clock& c, HttpClient& h, Options o)
+    Impl(asio::any_io_executor e, store::WebhookStore& s, const core::Clock& c, HttpClient& h,
+         Options o)
         : ex(std::move(e)), store(s), clock(c), client(h), options(std::move(o)), timer(ex) {}
 
     asio::awaitable<void> run();
     asio::awaitable<void> attempt(store::DueWebhookDelivery d);
 
+    asio::awaitable<void> route();
+
     asio::any_io_executor ex;
-    store::Store& store;
+    store::WebhookStore& store;
     const core::Clock& clock;
     HttpClient& client;
     Options options;
@@ -40,7 +40,7 @@ struct Dispatcher::Impl : std::enable_shared_from_this<Impl> {
 
 asio::awaitable<void> Dispatcher::Impl::attempt(store::DueWebhookDelivery d) {
     auto self = shared_from_this();
-    const auto body = event_body(d.event_type, d.event_created_at, d.data_json);
+    const auto body = domain::event_body(d.event_kind, d.event_created_at, d.data_json);
     const auto timestamp = clock.now_ms() / 1000;
     HttpRequest req{.url = d.url,
                     .headers = {{"Content-Type", "application/json"},
@@ -70,11 +70,31 @@ asio::awaitable<void> Dispatcher::Impl::attempt(store::DueWebhookDelivery d) {
     timer.cancel();  // a slot is free
 }
 
+// Gives the events waiting in the outbox their deliveries, a batch at a time.
+asio::awaitable<void> Dispatcher::Impl::route() {
+    for (;;) {
+        store::EventRouter router = [](const store::Event& e,
+                                       const std::vector<store::Webhook>& all) {
+            return domain::webhooks_for(e, all);
+        };
+        auto n = co_await store.route_events(kRouteBatch, std::move(router));
+        if (!n) {
+            log::error("webhooks: routing events: {}", n.error().message());
+            co_return;
+        }
+        if (*n < kRouteBatch) co_return;
+    }
+}
+
 asio::awaitable<void> Dispatcher::Impl::run() {
     auto self = shared_from_this();
-    if (auto n = co_await store.release_webhook_leases(""); n && *n > 0)
-        log::info("webhooks: lifted {} leases left by the last run", *n);
+    {
+        auto owner = options.node_id;
+        if (auto n = co_await store.release_webhook_leases(std::move(owner)); n && *n > 0)
+            log::info("webhooks: lifted {} leases left by the last run of {}", *n, options.node_id);
+    }
     while (!stopping) {
+        co_await route();
         const int room = options.max_in_flight - in_flight;
         if (room > 0) {
             const auto now = clock.now_ms();
@@ -101,13 +121,17 @@ asio::awaitable<void> Dispatcher::Impl::run() {
     }
 }
 
-Dispatcher::Dispatcher(asio::any_io_executor ex, store::Store& store, const core::Clock& clock,
-                       HttpClient& client, Options options)
+Dispatcher::Dispatcher(asio::any_io_executor ex, store::WebhookStore& store,
+                       const core::Clock& clock, HttpClient& client, Options options)
     : impl_(std::make_shared<Impl>(std::move(ex), store, clock, client, std::move(options))) {}
 
 Dispatcher::~Dispatcher() = default;
 
 asio::awaitable<void> Dispatcher::run() { return impl_->run(); }
+
+void Dispatcher::wake() {
+    asio::post(impl_->ex, [impl = impl_] { impl->timer.cancel(); });
+}
 
 void Dispatcher::stop() {
     impl_->stopping = true;

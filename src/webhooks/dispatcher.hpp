@@ -1,13 +1,15 @@
 // webhooks/dispatcher.hpp — delivers the event outbox to the webhooks (DESIGN §8).
 //
-// The store fans every event out into one pending delivery per subscribed, active webhook
-// in the transaction that writes the event (store migration 3). The dispatcher claims due
-// deliveries under a lease, posts each one — body `{type, created_at, data}`, signed per
-// Standard Webhooks (webhooks/signature.hpp) — through the HttpClient, and records every
-// attempt. A 2xx ends a delivery; anything else is retried after retry_schedule_s[n] and
-// given up after the last. A crash mid-attempt leaves the lease, lifted at the next start:
-// the event is sent again (at least once; the webhook-id is the event id, stable across
-// retries, so that receivers can drop duplicates). Runs on one executor.
+// Events wait in the store's outbox. The dispatcher routes them: the domain's rule
+// (domain/events.hpp, webhooks_for) names the webhooks each goes to, and the store writes
+// one pending delivery for each and marks the event routed, in one transaction
+// (WebhookStore::route_events). It claims due deliveries under a lease, posts each one —
+// body `{type, created_at, data}` (domain::event_body), signed per Standard Webhooks
+// (webhooks/signature.hpp) — through the HttpClient, and records every attempt. A 2xx ends a
+// delivery; anything else is retried after retry_schedule_s[n] and given up after the last. A crash
+// mid-attempt leaves the lease, lifted at the next start: the event is sent again (at least once;
+// the webhook-id is the event id, stable across retries, so that receivers can drop duplicates).
+// Runs on one executor.
 #pragma once
 
 #include <chrono>
@@ -32,11 +34,13 @@ struct Options {
 
 class Dispatcher {
   public:
-    Dispatcher(asio::any_io_executor ex, store::Store& store, const core::Clock& clock,
+    Dispatcher(asio::any_io_executor ex, store::WebhookStore& store, const core::Clock& clock,
                HttpClient& client, Options options);
     ~Dispatcher();
 
     asio::awaitable<void> run();
+    // New events are waiting: route them now rather than at the next poll. Any thread.
+    void wake();
     // Attempts in flight finish; no new ones start. Any thread.
     void stop();
     int in_flight() const;  // any thread
@@ -45,9 +49,5 @@ class Dispatcher {
     struct Impl;
     std::shared_ptr<Impl> impl_;
 };
-
-// The body posted for an event: {"type", "created_at", "data"}; `data_json` is the event's
-// stored JSON object, copied as it is.
-std::string event_body(std::string_view type, UnixMs created_at, std::string_view data_json);
 
 }  // namespace posthorn::webhooks

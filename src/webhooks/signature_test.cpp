@@ -26,13 +26,5 @@ TEST(Signature, DependsOnEveryPart) {
     EXPECT_NE(base, sign("another key of 24 bytes!", "evt_1", 100, "{}"));
 }
 
-TEST(EventBody, CarriesTypeTimeAndData) {
-    EXPECT_EQ(event_body("domain.verified", 1795255200123, R"({"domain":"a.example"})"),
-              R"({"type":"domain.verified","created_at":"2026-11-21T10:00:00.123Z",)"
-              R"("data":{"domain":"a.example"}})");
-    EXPECT_EQ(event_body("email.sent", 0, ""),
-              R"({"type":"email.sent","created_at":"1970-01-01T00:00:00.000Z","data":{}})");
-}
-
 }  // namespace
 }  // namespace posthorn::webhooks

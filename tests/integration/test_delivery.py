@@ -155,6 +155,8 @@ def test_always_deferred_fails_after_the_schedule(world):
     r = e["recipients"][0]
     assert r["attempts"] == 6, "the first attempt and 5 retries"
     assert r["last_response"].startswith("451 4.3.0 try later")
+    assert r["last_response"].endswith("(gave up after 6 attempts)")
+    assert r["bounce"]["type"] == "soft" and r["bounce"]["code"] == "4.3.0", r
     assert e["failed_at"]
 
 
@@ -167,7 +169,10 @@ def test_refused_at_rcpt_bounces_and_suppresses(world):
     by = {r["email"]: r for r in e["recipients"]}
     assert by["gone@refuse.example.net"]["status"] == "BOUNCED"
     assert by["gone@refuse.example.net"]["last_response"] == "550 5.1.1 no such user"
+    assert by["gone@refuse.example.net"]["bounce"] == {
+        "type": "hard", "code": "5.1.1", "message": "550 5.1.1 no such user"}
     assert by["here@refuse.example.net"]["status"] == "DELIVERED"
+    assert by["here@refuse.example.net"]["bounce"] is None
     # Suppressed now: the next email to it is BLOCKED without any attempt.
     attempts_before = len(sink.rcpt_attempts)
     em2 = send(ph, key, "gone@refuse.example.net")
@@ -183,6 +188,8 @@ def test_refused_after_data_bounces_without_suppressing(world):
     e = wait_status(ph, key, send(ph, key, "a@refuse.example.net"))
     assert e["status"] == "BOUNCED"
     assert e["recipients"][0]["last_response"] == "554 5.7.1 message content rejected"
+    assert e["recipients"][0]["bounce"] == {
+        "type": "block", "code": "5.7.1", "message": "554 5.7.1 message content rejected"}
     # A refusal of the content says nothing about the address: the next email is tried.
     e2 = wait_status(ph, key, send(ph, key, "a@refuse.example.net"))
     assert e2["status"] == "DELIVERED", e2

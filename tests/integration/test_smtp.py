@@ -411,6 +411,9 @@ def test_bounce_and_complaint_reports(world):
     e = ph.get(f"/v1/emails/{em}", key=key).json()
     assert e["status"] == "BOUNCED", e
     assert e["recipients"][0]["last_response"].startswith("DSN: 5.1.1")
+    bounce = e["recipients"][0]["bounce"]
+    assert bounce["type"] == "hard" and bounce["code"] == "5.1.1", bounce
+    assert bounce["message"].startswith("DSN: 5.1.1"), bounce
     # Suppressed: the next email to that address is BLOCKED.
     r = ph.request("POST", "/v1/emails", key=key,
                    body={"from": f"a@{SENDER}", "to": "gone@sink.example.net", "subject": "s",
@@ -429,7 +432,7 @@ def test_bounce_and_complaint_reports(world):
     import sqlite3
     db = sqlite3.connect(ph.db_path)
     reasons = dict(db.execute("SELECT address, reason FROM suppressions"))
-    assert reasons == {"gone@sink.example.net": "bounce", "angry@sink.example.net": "complaint"}
+    assert reasons == {"gone@sink.example.net": "hard_bounce", "angry@sink.example.net": "complaint"}
     types = [t for (t,) in db.execute("SELECT type FROM events WHERE email_id IN (?, ?) "
                                       "ORDER BY id", (em, em3))]
     assert "email.bounced" in types and "email.complained" in types

@@ -18,7 +18,7 @@ import pytest
 
 from support.domains import dns_env, verified_domain
 from support.posthorn import free_port, wait_for
-from support.smtp_sink import SmtpSink
+from support.smtp_sink import Script, SmtpSink
 from support.webhook_receiver import verify
 
 SENDER = "mail.example.com"
@@ -486,6 +486,45 @@ def test_email_events_are_delivered(posthorn_factory, dns, webhook_receiver):
             assert req.headers["webhook-id"] in event_ids(ph, t)
         types = {req.json()["type"] for req in rcv.requests}
         assert types == {"email.delivered", "email.opened"}, "email.sent is not subscribed"
+    finally:
+        sink.stop()
+
+
+def test_email_bounced_carries_each_recipients_bounce(posthorn_factory, dns, webhook_receiver):
+    port = free_port()
+    dns.mx("sink.example.net", "mx.sink.example.net", 10)
+    dns.host("mx.sink.example.net", "127.0.0.2")
+    sink = SmtpSink("127.0.0.2", port, Script(rcpt={
+        "gone@sink.example.net": "550 5.1.1 <gone@sink.example.net>: Recipient address "
+                                 "rejected: User unknown in local recipient table",
+        "spam@sink.example.net": "550 5.7.1 Service unavailable; Client host [127.0.0.1] "
+                                 "blocked using zen.spamhaus.org"})).start()
+    try:
+        ph, key = start(posthorn_factory, dns, POSTHORN_DELIVERY_MX_PORT=str(port))
+        rcv = webhook_receiver()
+        wh = create(ph, key, rcv.url, ["email.bounced"])
+        verified_domain(ph, dns, key, SENDER)
+        r = ph.request("POST", "/v1/emails", key=key,
+                       body={"from": f"a@{SENDER}", "subject": "bounce", "text": "x",
+                             "to": ["gone@sink.example.net", "spam@sink.example.net"]})
+        assert r.status == 200, r
+        em = r.json()["id"]
+        wait_for(lambda: rcv.of_type("email.bounced"), timeout=20, what="email.bounced")
+        (req,) = rcv.of_type("email.bounced")
+        body = assert_signed(wh["secret"], req)
+        assert body["data"]["email_id"] == em and body["data"]["status"] == "BOUNCED", body
+        by = {x["email"]: x for x in body["data"]["recipients"]}
+        assert by["gone@sink.example.net"]["bounce"]["type"] == "hard", by
+        assert by["gone@sink.example.net"]["bounce"]["code"] == "5.1.1"
+        assert by["spam@sink.example.net"]["bounce"]["type"] == "block", by
+        assert by["spam@sink.example.net"]["bounce"]["code"] == "5.7.1"
+        # The same classification on the email; only the hard bounce is suppressed.
+        e = ph.get(f"/v1/emails/{em}", key=key).json()
+        assert {x["email"]: x["bounce"]["type"] for x in e["recipients"]} == {
+            "gone@sink.example.net": "hard", "spam@sink.example.net": "block"}
+        db = sqlite3.connect(ph.db_path)
+        assert [a for (a,) in db.execute("SELECT address FROM suppressions")] == [
+            "gone@sink.example.net"]
     finally:
         sink.stop()
 

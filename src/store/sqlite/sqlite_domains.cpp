@@ -13,7 +13,7 @@ Domain read_domain(const Stmt& s) {
     return Domain{.id = s.text(0),
                   .account_id = s.text(1),
                   .name = s.text(2),
-                  .status = s.text(3),
+                  .status = detail::read_name(s.text(3), domain::DomainStatus::not_started),
                   .token = s.text(4),
                   .sending = s.int64(5) != 0,
                   .inbound = s.int64(6) != 0,
@@ -62,7 +62,7 @@ asio::awaitable<Result<void>> SqliteStore::create_domain(Domain d, std::vector<D
         auto r = s->bind(1, d.id)
                      .bind(2, d.account_id)
                      .bind(3, d.name)
-                     .bind(4, d.status)
+                     .bind_ref(4, domain::name(d.status))
                      .bind(5, d.token)
                      .bind(6, d.sending ? 1 : 0)
                      .bind(7, d.inbound ? 1 : 0)
@@ -167,17 +167,17 @@ asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
     auto job = [c = std::move(c)](Db& db) -> Result<void> {
         auto s = db.prepare(
             "UPDATE domains SET status = ?3, records = ?4, last_checked_at = ?5, "
-            "first_verify_at = COALESCE(first_verify_at, ?5), next_check_at = ?6, "
-            "verified_at = CASE WHEN ?3 = 'VERIFIED' THEN COALESCE(verified_at, ?5) "
-            "ELSE verified_at END, updated_at = ?5 "
+            "first_verify_at = ?7, next_check_at = ?6, verified_at = ?8, updated_at = ?5 "
             "WHERE account_id = ?1 AND id = ?2");
         if (!s) return s.error();
         auto r = s->bind(1, c.account_id)
                      .bind(2, c.domain_id)
-                     .bind(3, c.status)
+                     .bind_ref(3, domain::name(c.status))
                      .bind(4, c.records_json)
                      .bind(5, c.checked_at)
                      .bind(6, c.next_check_at)
+                     .bind(7, c.first_verify_at)
+                     .bind(8, c.verified_at)
                      .run();
         if (!r) return r.error();
         if (db.changes() == 0) return errc::not_found;
@@ -202,10 +202,9 @@ asio::awaitable<Result<void>> SqliteStore::postpone_domain_check(std::string acc
 
 asio::awaitable<Result<std::vector<Domain>>> SqliteStore::domains_due(UnixMs now, int limit) {
     return impl_->read([now, limit](Db& db) -> Result<std::vector<Domain>> {
-        auto s =
-            db.prepare(std::string("SELECT ") + kDomainColumns +
-                       " FROM domains WHERE next_check_at IS NOT NULL AND next_check_at <= ?1"
-                       " AND status IN ('PENDING', 'VERIFIED') ORDER BY next_check_at LIMIT ?2");
+        auto s = db.prepare(std::string("SELECT ") + kDomainColumns +
+                            " FROM domains WHERE next_check_at IS NOT NULL AND next_check_at <= ?1"
+                            " ORDER BY next_check_at LIMIT ?2");
         if (!s) return s.error();
         s->bind(1, now).bind(2, limit);
         return read_domains(*s);

@@ -17,7 +17,7 @@ Email read_email(const Stmt& s) {
                  .account_id = s.text(1),
                  .domain_id = s.text(2),
                  .envelope_id = s.text(21),
-                 .status = s.text(3),
+                 .status = detail::read_name(s.text(3), domain::EmailStatus::queued),
                  .from_email = s.text(4),
                  .from_name = s.text(5),
                  .to_display = s.text(6),
@@ -69,8 +69,8 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                       .bind_ref(2, e.account_id)
                       .bind_ref(3, rc.address)
                       .bind_ref(4, rc.domain)
-                      .bind_ref(5, rc.type)
-                      .bind_ref(6, rc.status)
+                      .bind_ref(5, domain::name(rc.type))
+                      .bind_ref(6, domain::name(rc.status))
                       .bind(7, rc.next_attempt_at)
                       .bind(8, e.created_at)
                       .run();
@@ -93,7 +93,7 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
     auto r = s->bind_ref(1, e.id)
                  .bind_ref(2, e.account_id)
                  .bind_ref(3, e.domain_id)
-                 .bind_ref(4, e.status)
+                 .bind_ref(4, domain::name(e.status))
                  .bind_ref(5, e.from_email)
                  .bind(6, e.from_name.empty() ? std::optional<std::string>{} : e.from_name)
                  .bind_ref(7, e.to_display)
@@ -201,11 +201,7 @@ Result<Page<T>> search(Db& db, const SearchQuery& q, const std::string& select,
 
 }  // namespace
 
-void SqliteStore::announce_email() { impl_->writer.expect(); }
-void SqliteStore::withdraw_email() { impl_->writer.unexpect(); }
-
 asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email(NewEmail n) {
-    const bool announced = n.announced;
     // Held by pointer: the job is moved many times on its way to the writer, the email not.
     auto job = [p = std::make_shared<const NewEmail>(std::move(n))](
                    Db& db) -> Result<std::optional<StoredResponse>> {
@@ -230,7 +226,7 @@ asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email
         return std::optional<StoredResponse>{};
     };
     // A named job, not a lambda temporary, inside co_await (docs/architecture.md).
-    auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job), announced);
+    auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job));
     if (r && !*r && impl_->queue_listener) impl_->queue_listener();
     co_return r;
 }
@@ -241,8 +237,9 @@ asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::find_idempot
                              now](Db& db) { return idempotent(db, account_id, key, now); });
 }
 
+// The email `where` finds (?1 = a, ?2 = b unless empty), with its recipients when asked.
 static Result<Email> email_where(Db& db, const char* where, const std::string& a,
-                                 const std::string& b) {
+                                 const std::string& b, bool with_recipients = true) {
     auto s = db.prepare(std::string("SELECT ") + kEmailColumns +
                         ", e.first_recipient_id, e.last_recipient_id FROM emails e WHERE " + where);
     if (!s) return s.error();
@@ -252,9 +249,11 @@ static Result<Email> email_where(Db& db, const char* where, const std::string& a
     if (!row) return row.error();
     if (!*row) return errc::not_found;
     Email e = read_email(*s);
+    if (!with_recipients) return e;
     // Its recipients: the range of ids the row holds (migration 010).
     auto r = db.prepare(
-        "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response "
+        "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response, "
+        "sent_at, bounce_type, bounce_code, bounce_message "
         "FROM recipients WHERE id BETWEEN ?1 AND ?2 AND email_id = ?3 ORDER BY id");
     if (!r) return r.error();
     r->bind(1, s->opt_int64(22)).bind(2, s->opt_int64(23)).bind_ref(3, e.id);
@@ -262,22 +261,88 @@ static Result<Email> email_where(Db& db, const char* where, const std::string& a
         auto rrow = r->step();
         if (!rrow) return rrow.error();
         if (!*rrow) break;
-        e.recipients.push_back(
-            Recipient{.id = r->int64(0),
-                      .address = r->text(1),
-                      .domain = r->text(2),
-                      .type = r->text(3),
-                      .status = r->text(4),
-                      .attempts = static_cast<int>(r->int64(5)),
-                      // A recipient not yet tried has none (migration 012): it is due
-                      // since it was accepted.
-                      .next_attempt_at = r->is_null(6) && r->text(4) == "QUEUED"
-                                             ? std::optional<UnixMs>(e.queued_at)
-                                             : r->opt_int64(6),
-                      .last_response =
-                          r->is_null(7) ? std::nullopt : std::optional<std::string>(r->text(7))});
+        const auto status = detail::read_name(r->text(4), domain::RecipientStatus::queued);
+        Recipient rc{.id = r->int64(0),
+                     .address = r->text(1),
+                     .domain = r->text(2),
+                     .type = detail::read_name(r->text(3), domain::RecipientType::to),
+                     .status = status,
+                     .attempts = static_cast<int>(r->int64(5)),
+                     // A recipient not yet tried has none (migration 012): it is due since
+                     // it was accepted.
+                     .next_attempt_at = r->is_null(6) && status == domain::RecipientStatus::queued
+                                            ? std::optional<UnixMs>(e.queued_at)
+                                            : r->opt_int64(6),
+                     .last_response = r->opt_text(7),
+                     .sent_at = r->opt_int64(8)};
+        if (!r->is_null(9))
+            rc.bounce =
+                Bounce{.type = detail::read_name(r->text(9), domain::BounceType::undetermined),
+                       .code = r->text(10),
+                       .message = r->text(11)};
+        e.recipients.push_back(std::move(rc));
     }
     return e;
+}
+
+// Writes what the rules made of `e` (EmailStore::change_email).
+static Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
+    auto u = db.prepare(
+        "UPDATE emails SET status = ?3, sent_at = ?4, delivered_at = ?5, failed_at = ?6, "
+        "opened_at = ?7, clicked_at = ?8, updated_at = ?9 WHERE account_id = ?1 AND id = ?2");
+    if (!u) return u.error();
+    if (auto r = u->bind_ref(1, e.account_id)
+                     .bind_ref(2, e.id)
+                     .bind_ref(3, domain::name(c.status))
+                     .bind(4, c.sent_at)
+                     .bind(5, c.delivered_at)
+                     .bind(6, c.failed_at)
+                     .bind(7, c.opened_at)
+                     .bind(8, c.clicked_at)
+                     .bind(9, c.at)
+                     .run();
+        !r)
+        return r;
+    for (const auto& rc : c.recipients) {
+        auto s = db.prepare(
+            "UPDATE recipients SET status = ?3, attempts = ?4, next_attempt_at = ?5, "
+            "last_response = ?6, sent_at = ?7, final_at = ?8, bounce_type = ?9, "
+            "bounce_code = ?10, bounce_message = ?11, lease_owner = NULL, lease_until = NULL, "
+            "updated_at = ?12 WHERE id = ?1 AND email_id = ?2");
+        if (!s) return s.error();
+        s->bind(1, rc.id)
+            .bind_ref(2, e.id)
+            .bind_ref(3, domain::name(rc.status))
+            .bind(4, rc.attempts)
+            .bind(5, rc.next_attempt_at)
+            .bind(6, rc.last_response)
+            .bind(7, rc.sent_at)
+            .bind(8, rc.final_at)
+            .bind(12, c.at);
+        if (rc.bounce)
+            s->bind_ref(9, domain::name(rc.bounce->type))
+                .bind_ref(10, rc.bounce->code)
+                .bind_ref(11, rc.bounce->message);
+        if (auto r = s->run(); !r) return r;
+    }
+    for (const auto& sup : c.suppressions) {
+        auto s = db.prepare(
+            "INSERT OR IGNORE INTO suppressions (account_id, address, reason, source_email_id, "
+            "created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+        if (!s) return s.error();
+        if (auto r =
+                s->bind_ref(1, sup.account_id)
+                    .bind_ref(2, sup.address)
+                    .bind_ref(3, domain::name(sup.reason))
+                    .bind(4, sup.email_id.empty() ? std::optional<std::string>{} : sup.email_id)
+                    .bind(5, sup.created_at)
+                    .run();
+            !r)
+            return r;
+    }
+    for (const auto& ev : c.events)
+        if (auto r = insert_event(db, ev); !r) return r;
+    return {};
 }
 
 asio::awaitable<Result<Email>> SqliteStore::find_email(std::string account_id, std::string id) {
@@ -287,29 +352,29 @@ asio::awaitable<Result<Email>> SqliteStore::find_email(std::string account_id, s
     co_return co_await impl_->read(std::move(job));
 }
 
-asio::awaitable<Result<void>> SqliteStore::record_engagement(std::string email_id, std::string kind,
-                                                             std::string data_json, UnixMs at) {
-    auto job = [email_id = std::move(email_id), kind = std::move(kind),
-                data_json = std::move(data_json), at](Db& db) -> Result<void> {
-        const char* column = kind == "opened" ? "opened_at" : "clicked_at";
-        auto u = db.prepare(std::string("UPDATE emails SET ") + column + " = COALESCE(" + column +
-                            ", ?2) WHERE account_id IN (SELECT id FROM accounts) AND id = ?1 "
-                            "RETURNING account_id");
-        if (!u) return u.error();
-        u->bind(1, email_id).bind(2, at);
-        auto row = u->step();
-        if (!row) return row.error();
-        if (!*row) return errc::not_found;
-        const auto account_id = u->text(0);
-        (void)u->step();
-        return insert_event(db, {.id = new_id("evt_", at),
-                                 .account_id = account_id,
-                                 .type = "email." + kind,
-                                 .email_id = email_id,
-                                 .data_json = data_json,
-                                 .created_at = at});
+asio::awaitable<Result<void>> SqliteStore::change_email(std::string account_id,
+                                                        std::string email_id, bool with_recipients,
+                                                        EmailDecision decide) {
+    auto job = [account_id = std::move(account_id), email_id = std::move(email_id), with_recipients,
+                decide = std::move(decide)](Db& db) -> Result<bool> {
+        // By its id alone: the key begins with the account, so each account is looked in.
+        auto e = account_id.empty()
+                     ? email_where(db, "e.account_id IN (SELECT id FROM accounts) AND e.id = ?1",
+                                   email_id, "", with_recipients)
+                     : email_where(db, "e.account_id = ?1 AND e.id = ?2", account_id, email_id,
+                                   with_recipients);
+        using R = Result<bool>;  // a bool and an error code would be ambiguous
+        if (!e) return R(boost::system::in_place_error, e.error());
+        const auto change = decide(*e);
+        if (!change) return R(false);
+        if (auto w = write_change(db, *e, *change); !w)
+            return R(boost::system::in_place_error, w.error());
+        return R(!change->events.empty());
     };
-    co_return co_await impl_->writer.write<void>(std::move(job));
+    auto r = co_await impl_->writer.write<bool>(std::move(job));
+    if (!r) co_return r.error();
+    if (*r) impl_->events_written();
+    co_return Result<void>{};
 }
 
 asio::awaitable<Result<Email>> SqliteStore::find_email_by_return_token(std::string token) {

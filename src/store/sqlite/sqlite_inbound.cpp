@@ -47,8 +47,8 @@ Result<void> attachments_of(Db& db, InboundEmail& e) {
 asio::awaitable<Result<std::vector<Domain>>> SqliteStore::inbound_domains(std::string name) {
     auto job = [name = std::move(name)](Db& db) -> Result<std::vector<Domain>> {
         auto s = db.prepare(
-            "SELECT id, account_id FROM domains WHERE name = ?1 AND status = 'VERIFIED' AND "
-            "inbound = 1 ORDER BY created_at");
+            "SELECT id, account_id, status, inbound FROM domains WHERE name = ?1 "
+            "ORDER BY created_at");
         if (!s) return s.error();
         s->bind(1, name);
         std::vector<Domain> out;
@@ -56,14 +56,21 @@ asio::awaitable<Result<std::vector<Domain>>> SqliteStore::inbound_domains(std::s
             auto row = s->step();
             if (!row) return row.error();
             if (!*row) return out;
-            out.push_back(Domain{.id = s->text(0), .account_id = s->text(1), .name = name});
+            out.push_back(
+                Domain{.id = s->text(0),
+                       .account_id = s->text(1),
+                       .name = name,
+                       .status = detail::read_name(s->text(2), domain::DomainStatus::not_started),
+                       .inbound = s->int64(3) != 0});
         }
     };
     co_return co_await impl_->read(std::move(job));
 }
 
-asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEmail> emails) {
-    auto job = [emails = std::move(emails)](Db& db) -> Result<void> {
+asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEmail> emails,
+                                                          std::vector<Event> events) {
+    const bool any_events = !events.empty();
+    auto job = [emails = std::move(emails), events = std::move(events)](Db& db) -> Result<void> {
         for (const auto& e : emails) {
             auto s = db.prepare(
                 "INSERT INTO inbound_emails (id, account_id, domain_id, from_email, from_name, "
@@ -101,23 +108,14 @@ asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEma
                               .run();
                 if (!ar) return ar;
             }
-            const std::string data =
-                "{\"id\":" + json_string(e.id) + ",\"from_email\":" + json_string(e.from_email) +
-                ",\"from_name\":" + json_string(e.from_name) +
-                ",\"to_address\":" + json_string(e.to_address) +
-                ",\"subject\":" + json_string(e.subject) +
-                ",\"attachments\":" + std::to_string(e.attachments.size()) + "}";
-            if (auto ev = insert_event(db, {.id = new_id("evt_", e.received_at),
-                                            .account_id = e.account_id,
-                                            .type = "inbound.received",
-                                            .data_json = data,
-                                            .created_at = e.received_at});
-                !ev)
-                return ev;
         }
+        for (const auto& ev : events)
+            if (auto r = insert_event(db, ev); !r) return r;
         return {};
     };
-    co_return co_await impl_->writer.write<void>(std::move(job));
+    auto r = co_await impl_->writer.write<void>(std::move(job));
+    if (r && any_events) impl_->events_written();
+    co_return r;
 }
 
 asio::awaitable<Result<Page<InboundEmail>>> SqliteStore::list_inbound(SearchQuery q) {

@@ -1,18 +1,13 @@
-// SqliteStore: the delivery queue — claiming due recipients under a lease, and writing what
-// delivery made of them together with the email's new status and its events.
+// SqliteStore: the delivery queue — claiming due recipients under a lease, renewing and
+// lifting leases. What delivery makes of them is written by change_email.
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "core/id.hpp"
-#include "core/text.hpp"
-#include "store/sqlite/detail/events.hpp"
 #include "store/sqlite/detail/impl.hpp"
 
 namespace posthorn::store::sqlite {
 namespace {
-
-bool is_final(std::string_view status) { return status != "QUEUED" && status != "SENT"; }
 
 // One claim of due recipients, in the writer's transaction: leases them (take()) and then
 // reads the emails they belong to (emails()).
@@ -60,12 +55,13 @@ struct Claim {
             if (!*row) break;
             auto& [account_id, recipients] = by_email[s->text(1)];
             if (account_id.empty()) account_id = s->text(7);
-            recipients.push_back(QueuedRecipient{.id = s->int64(0),
-                                                 .address = s->text(2),
-                                                 .domain = s->text(3),
-                                                 .type = s->text(4),
-                                                 .attempts = static_cast<int>(s->int64(5)),
-                                                 .suppressed = s->int64(6) != 0});
+            recipients.push_back(
+                QueuedRecipient{.id = s->int64(0),
+                                .address = s->text(2),
+                                .domain = s->text(3),
+                                .type = detail::read_name(s->text(4), domain::RecipientType::to),
+                                .attempts = static_cast<int>(s->int64(5)),
+                                .suppressed = s->int64(6) != 0});
             ++t.n;
             t.last = std::max(t.last, s->int64(0));
         }
@@ -156,142 +152,9 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
     co_return co_await impl_->writer.write<std::vector<QueuedEmail>>(std::move(job));
 }
 
-asio::awaitable<Result<void>> SqliteStore::apply_delivery(DeliveryReport rep) {
-    auto job = [rep = std::move(rep)](Db& db) -> Result<void> {
-        const UnixMs now = rep.at;
-        bool transmitted = false;
-        for (const auto& o : rep.outcomes) {
-            transmitted = transmitted || o.transmitted;
-            auto s = db.prepare(
-                "UPDATE recipients SET status = ?2, attempts = ?3, next_attempt_at = ?4, "
-                "last_response = COALESCE(?5, last_response), lease_owner = NULL, "
-                "lease_until = NULL, sent_at = CASE WHEN ?6 THEN COALESCE(sent_at, ?7) ELSE "
-                "sent_at END, final_at = CASE WHEN ?8 THEN ?7 ELSE final_at END, updated_at = ?7 "
-                "WHERE id = ?1");
-            if (!s) return s.error();
-            auto r = s->bind(1, o.recipient_id)
-                         .bind(2, o.status)
-                         .bind(3, o.attempts)
-                         .bind(4, o.next_attempt_at)
-                         .bind(5, o.last_response)
-                         .bind(6, o.transmitted ? 1 : 0)
-                         .bind(7, now)
-                         .bind(8, is_final(o.status) ? 1 : 0)
-                         .run();
-            if (!r) return r;
-            if (o.suppress) {
-                auto sup = db.prepare(
-                    "INSERT OR IGNORE INTO suppressions (account_id, address, reason, "
-                    "source_email_id, created_at) VALUES (?1, lower(?2), ?5, ?3, ?4)");
-                if (!sup) return sup.error();
-                auto sr = sup->bind(1, rep.account_id)
-                              .bind(2, o.address)
-                              .bind(3, rep.email_id)
-                              .bind(4, now)
-                              .bind(5, o.suppress_reason)
-                              .run();
-                if (!sr) return sr;
-            }
-        }
-        // The email's status from all of its recipients (DESIGN §3).
-        std::string old_status;
-        bool was_sent = false;
-        std::optional<std::int64_t> first_recipient, last_recipient;  // its recipients' ids
-        {
-            auto e = db.prepare(
-                "SELECT status, sent_at IS NOT NULL, first_recipient_id, last_recipient_id "
-                "FROM emails WHERE account_id = ?2 AND id = ?1");
-            if (!e) return e.error();
-            e->bind(1, rep.email_id).bind(2, rep.account_id);
-            auto row = e->step();
-            if (!row) return row.error();
-            if (!*row) return errc::not_found;
-            old_status = e->text(0);
-            was_sent = e->int64(1) != 0;
-            first_recipient = e->opt_int64(2);
-            last_recipient = e->opt_int64(3);
-        }
-        std::set<std::string> statuses;
-        bool any_sent = was_sent || transmitted;
-        {
-            auto r = db.prepare(
-                "SELECT status, sent_at IS NOT NULL FROM recipients "
-                "WHERE id BETWEEN ?1 AND ?2 AND email_id = ?3");
-            if (!r) return r.error();
-            r->bind(1, first_recipient).bind(2, last_recipient).bind(3, rep.email_id);
-            for (;;) {
-                auto row = r->step();
-                if (!row) return row.error();
-                if (!*row) break;
-                statuses.insert(r->text(0));
-                any_sent = any_sent || r->int64(1) != 0;
-            }
-        }
-        std::string status;
-        if (statuses.count("QUEUED"))
-            status = any_sent ? "SENT" : "QUEUED";
-        else if (statuses.count("BOUNCED"))
-            status = "BOUNCED";
-        else if (statuses.count("FAILED"))
-            status = "FAILED";
-        else if (statuses.count("BLOCKED"))
-            status = "BLOCKED";
-        else
-            status = "DELIVERED";
-        // A complaint outranks the rest, and stays.
-        if (old_status == "COMPLAINED" || rep.complaint) status = "COMPLAINED";
-
-        auto u = db.prepare(
-            "UPDATE emails SET status = ?2, sent_at = CASE WHEN ?3 THEN COALESCE(sent_at, ?4) "
-            "ELSE sent_at END, delivered_at = CASE WHEN ?2 = 'DELIVERED' THEN ?4 ELSE "
-            "delivered_at END, failed_at = CASE WHEN ?2 IN ('BOUNCED', 'FAILED', 'BLOCKED') "
-            "THEN COALESCE(failed_at, ?4) ELSE failed_at END, updated_at = ?4 "
-            "WHERE account_id = ?5 AND id = ?1");
-        if (!u) return u.error();
-        if (auto r = u->bind(1, rep.email_id)
-                         .bind(5, rep.account_id)
-                         .bind(2, status)
-                         .bind(3, transmitted ? 1 : 0)
-                         .bind(4, now)
-                         .run();
-            !r)
-            return r;
-
-        std::vector<std::string> types;
-        if (transmitted && !was_sent) types.push_back("email.sent");
-        if (status != old_status && is_final(status))
-            types.push_back("email." + core::ascii_lower(status));
-        std::string outcomes = "[";
-        for (const auto& o : rep.outcomes) {
-            if (outcomes.size() > 1) outcomes += ",";
-            outcomes +=
-                "{\"email\":" + json_string(o.address) + ",\"status\":" + json_string(o.status) +
-                ",\"attempts\":" + std::to_string(o.attempts) +
-                ",\"response\":" + (o.last_response ? json_string(*o.last_response) : "null") + "}";
-        }
-        outcomes += "]";
-        for (const auto& type : types) {
-            const std::string data = "{\"email_id\":" + json_string(rep.email_id) +
-                                     ",\"status\":" + json_string(status) +
-                                     ",\"recipients\":" + outcomes + "}";
-            if (auto r = insert_event(db, {.id = new_id("evt_", now),
-                                           .account_id = rep.account_id,
-                                           .type = type,
-                                           .email_id = rep.email_id,
-                                           .data_json = data,
-                                           .created_at = now});
-                !r)
-                return r;
-        }
-        return {};
-    };
-    co_return co_await impl_->writer.write<void>(std::move(job));
-}
-
 asio::awaitable<Result<std::int64_t>> SqliteStore::release_leases(std::string owner) {
     auto job = detail::lift_leases(
-        "UPDATE recipients SET lease_owner = NULL, lease_until = NULL "
-        "WHERE lease_owner IS NOT NULL AND (?1 = '' OR lease_owner = ?1)",
+        "UPDATE recipients SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?1",
         std::move(owner));
     co_return co_await impl_->writer.write<std::int64_t>(std::move(job));
 }
@@ -305,15 +168,6 @@ asio::awaitable<Result<std::int64_t>> SqliteStore::renew_leases(std::string owne
         return db.changes();
     };
     co_return co_await impl_->writer.write<std::int64_t>(std::move(job));
-}
-
-asio::awaitable<Result<std::vector<DkimKey>>> SqliteStore::active_dkim_keys(std::string domain_id) {
-    auto all = co_await dkim_keys(std::move(domain_id));
-    if (!all) co_return all.error();
-    std::vector<DkimKey> active;
-    for (auto& k : *all)
-        if (k.active) active.push_back(std::move(k));
-    co_return active;
 }
 
 }  // namespace posthorn::store::sqlite

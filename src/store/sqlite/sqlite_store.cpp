@@ -416,4 +416,21 @@ asio::awaitable<Result<std::int64_t>> SqliteStore::delete_logs_before(UnixMs cut
     });
 }
 
+asio::awaitable<Result<bool>> SqliteStore::take_job_lease(std::string job, std::string owner,
+                                                          UnixMs now, UnixMs until) {
+    return impl_->writer.write<bool>(
+        [job = std::move(job), owner = std::move(owner), now, until](Db& db) -> Result<bool> {
+            // Taken when there is none, it ran out, or it is the owner's own (extended).
+            auto s = db.prepare(
+                "INSERT INTO job_leases (job, owner, lease_until) VALUES (?1, ?2, ?4) "
+                "ON CONFLICT (job) DO UPDATE SET owner = ?2, lease_until = ?4 "
+                "WHERE job_leases.owner = ?2 OR job_leases.lease_until <= ?3");
+            using R = Result<bool>;
+            if (!s) return R(boost::system::in_place_error, s.error());
+            if (auto r = s->bind(1, job).bind(2, owner).bind(3, now).bind(4, until).run(); !r)
+                return R(boost::system::in_place_error, r.error());
+            return R(db.changes() > 0);
+        });
+}
+
 }  // namespace posthorn::store::sqlite

@@ -58,32 +58,29 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<std::vector<DkimZoneEntry>>> dkim_zone() override;
 
     asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) override;
-    void announce_email() override;
-    void withdraw_email() override;
     asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(std::string account_id,
                                                                            std::string key,
                                                                            UnixMs now) override;
     asio::awaitable<Result<Email>> find_email(std::string account_id, std::string id) override;
     asio::awaitable<Result<Email>> find_email_by_return_token(std::string token) override;
-    asio::awaitable<Result<void>> record_engagement(std::string email_id, std::string kind,
-                                                    std::string data_json, UnixMs at) override;
+    asio::awaitable<Result<void>> change_email(std::string account_id, std::string email_id,
+                                               bool with_recipients, EmailDecision decide) override;
     asio::awaitable<Result<std::string>> email_raw(std::string account_id, std::string id) override;
     asio::awaitable<Result<Page<Email>>> list_emails(SearchQuery query) override;
     asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) override;
 
     asio::awaitable<Result<std::vector<Domain>>> inbound_domains(std::string name) override;
-    asio::awaitable<Result<void>> create_inbound(std::vector<InboundEmail> emails) override;
+    asio::awaitable<Result<void>> create_inbound(std::vector<InboundEmail> emails,
+                                                 std::vector<Event> events) override;
     asio::awaitable<Result<Page<InboundEmail>>> list_inbound(SearchQuery query) override;
     asio::awaitable<Result<InboundEmail>> find_inbound(std::string account_id,
                                                        std::string id) override;
     asio::awaitable<Result<std::vector<QueuedEmail>>> claim_due(UnixMs now, int limit,
                                                                 std::string owner,
                                                                 UnixMs lease_until) override;
-    asio::awaitable<Result<void>> apply_delivery(DeliveryReport report) override;
     asio::awaitable<Result<std::int64_t>> release_leases(std::string owner) override;
     asio::awaitable<Result<std::int64_t>> renew_leases(std::string owner,
                                                        UnixMs lease_until) override;
-    asio::awaitable<Result<std::vector<DkimKey>>> active_dkim_keys(std::string domain_id) override;
     void set_queue_listener(std::function<void()> listener) override;
 
     asio::awaitable<Result<void>> create_webhook(Webhook webhook) override;
@@ -99,6 +96,11 @@ class SqliteStore final : public Store {
         UnixMs now, int limit, std::string owner, UnixMs lease_until) override;
     asio::awaitable<Result<void>> record_webhook_attempt(WebhookAttemptResult result) override;
     asio::awaitable<Result<std::int64_t>> release_webhook_leases(std::string owner) override;
+    asio::awaitable<Result<int>> route_events(int limit, EventRouter route) override;
+    void set_event_listener(std::function<void()> listener) override;
+
+    asio::awaitable<Result<bool>> take_job_lease(std::string job, std::string owner, UnixMs now,
+                                                 UnixMs until) override;
 
     asio::awaitable<Result<void>> flush() override;
     void close() override;

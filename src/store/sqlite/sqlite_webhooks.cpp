@@ -1,5 +1,7 @@
-// SqliteStore: webhooks, and the deliveries the events_fan_out trigger (migration 3) makes
-// for them — claimed under a lease, attempted, recorded.
+// SqliteStore: webhooks; the event outbox, routed to their deliveries by route_events(); and
+// the deliveries — claimed under a lease, attempted, recorded.
+#include <map>
+
 #include "store/sqlite/detail/impl.hpp"
 
 namespace posthorn::store::sqlite {
@@ -11,22 +13,24 @@ constexpr const char* kWebhookColumns =
     "w.id, w.account_id, w.url, (SELECT group_concat(value, ' ') FROM json_each(w.events)), "
     "w.active, w.secret, w.created_at, w.updated_at";
 
-std::string events_json(const std::vector<std::string>& events) {
+std::string events_json(const std::vector<domain::EventKind>& events) {
     std::string out = "[";
-    for (const auto& e : events) {
+    for (const auto e : events) {
         if (out.size() > 1) out += ",";
-        out += json_string(e);
+        out += json_string(domain::name(e));
     }
     return out + "]";
 }
 
-std::vector<std::string> split_words(const std::string& s) {
-    std::vector<std::string> out;
+// The kinds a space-separated list names (a name this version does not know is left out).
+std::vector<domain::EventKind> kinds_of(const std::string& s) {
+    std::vector<domain::EventKind> out;
     std::size_t i = 0;
     while (i < s.size()) {
         const auto j = s.find(' ', i);
         const auto end = j == std::string::npos ? s.size() : j;
-        if (end > i) out.push_back(s.substr(i, end - i));
+        if (auto k = domain::from_name<domain::EventKind>(std::string_view(s).substr(i, end - i)))
+            out.push_back(*k);
         i = end + 1;
     }
     return out;
@@ -36,7 +40,7 @@ Webhook read_webhook(const Stmt& s) {
     return Webhook{.id = s.text(0),
                    .account_id = s.text(1),
                    .url = s.text(2),
-                   .events = split_words(s.text(3)),
+                   .events = kinds_of(s.text(3)),
                    .active = s.int64(4) != 0,
                    .secret = s.text(5),
                    .created_at = s.int64(6),
@@ -173,12 +177,13 @@ asio::awaitable<Result<Page<WebhookAttempt>>> SqliteStore::list_webhook_attempts
             auto row = s->step();
             if (!row) return row.error();
             if (!*row) return page;
-            WebhookAttempt a{.id = s->int64(0),
-                             .event_id = s->text(1),
-                             .event_type = s->text(2),
-                             .attempt = static_cast<int>(s->int64(3)),
-                             .duration_ms = s->int64(6),
-                             .created_at = s->int64(7)};
+            WebhookAttempt a{
+                .id = s->int64(0),
+                .event_id = s->text(1),
+                .event_kind = detail::read_name(s->text(2), domain::EventKind::email_sent),
+                .attempt = static_cast<int>(s->int64(3)),
+                .duration_ms = s->int64(6),
+                .created_at = s->int64(7)};
             if (!s->is_null(4)) a.status_code = static_cast<int>(s->int64(4));
             if (!s->is_null(5)) a.error = s->text(5);
             page.items.push_back(std::move(a));
@@ -211,15 +216,16 @@ asio::awaitable<Result<std::vector<DueWebhookDelivery>>> SqliteStore::claim_webh
             auto row = s->step();
             if (!row) return row.error();
             if (!*row) break;
-            DueWebhookDelivery d{.delivery_id = s->int64(0),
-                                 .webhook_id = s->text(1),
-                                 .url = s->text(2),
-                                 .secret = s->text(3),
-                                 .event_id = s->text(4),
-                                 .event_type = s->text(5),
-                                 .data_json = s->text(7),
-                                 .event_created_at = s->int64(8),
-                                 .attempts = static_cast<int>(s->int64(9))};
+            DueWebhookDelivery d{
+                .delivery_id = s->int64(0),
+                .webhook_id = s->text(1),
+                .url = s->text(2),
+                .secret = s->text(3),
+                .event_id = s->text(4),
+                .event_kind = detail::read_name(s->text(5), domain::EventKind::email_sent),
+                .data_json = s->text(7),
+                .event_created_at = s->int64(8),
+                .attempts = static_cast<int>(s->int64(9))};
             if (!s->is_null(6)) d.email_id = s->text(6);
             out.push_back(std::move(d));
         }
@@ -267,8 +273,75 @@ asio::awaitable<Result<void>> SqliteStore::record_webhook_attempt(WebhookAttempt
 asio::awaitable<Result<std::int64_t>> SqliteStore::release_webhook_leases(std::string owner) {
     return impl_->writer.write<std::int64_t>(
         detail::lift_leases("UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL "
-                            "WHERE lease_owner IS NOT NULL AND (?1 = '' OR lease_owner = ?1)",
+                            "WHERE lease_owner = ?1",
                             std::move(owner)));
+}
+
+void SqliteStore::set_event_listener(std::function<void()> listener) {
+    impl_->event_listener = std::move(listener);
+}
+
+asio::awaitable<Result<int>> SqliteStore::route_events(int limit, EventRouter route) {
+    // Polled: a reader looks first, so that an idle poll costs the writer nothing.
+    if (co_await impl_->nothing_due(
+            "SELECT 1 FROM events WHERE rowid > (SELECT routed_through FROM event_routing) "
+            "LIMIT 1"))
+        co_return 0;
+    auto job = [limit, route = std::move(route)](Db& db) -> Result<int> {
+        auto s = db.prepare(
+            "SELECT rowid, id, account_id, type, email_id, data, created_at FROM events "
+            "WHERE rowid > (SELECT routed_through FROM event_routing) ORDER BY rowid LIMIT ?1");
+        if (!s) return s.error();
+        s->bind(1, limit);
+        std::vector<Event> events;
+        std::int64_t last = 0;
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            last = s->int64(0);
+            events.push_back(
+                Event{.id = s->text(1),
+                      .account_id = s->text(2),
+                      .kind = detail::read_name(s->text(3), domain::EventKind::email_sent),
+                      .email_id = s->opt_text(4),
+                      .data_json = s->text(5),
+                      .created_at = s->int64(6)});
+        }
+        if (events.empty()) return 0;
+        // The webhooks of each account the events are of, read once.
+        std::map<std::string, std::vector<Webhook>> hooks;
+        auto insert = db.prepare(
+            "INSERT OR IGNORE INTO webhook_deliveries (webhook_id, event_id, state, attempts, "
+            "next_attempt_at, created_at) VALUES (?1, ?2, 'pending', 0, ?3, ?3)");
+        if (!insert) return insert.error();
+        for (const auto& e : events) {
+            auto it = hooks.find(e.account_id);
+            if (it == hooks.end()) {
+                auto w = db.prepare(std::string("SELECT ") + kWebhookColumns +
+                                    " FROM webhooks w WHERE w.account_id = ?1");
+                if (!w) return w.error();
+                w->bind(1, e.account_id);
+                std::vector<Webhook> of_account;
+                for (;;) {
+                    auto row = w->step();
+                    if (!row) return row.error();
+                    if (!*row) break;
+                    of_account.push_back(read_webhook(*w));
+                }
+                it = hooks.emplace(e.account_id, std::move(of_account)).first;
+            }
+            for (const auto& webhook_id : route(e, it->second))
+                if (auto r = insert->bind(1, webhook_id).bind(2, e.id).bind(3, e.created_at).run();
+                    !r)
+                    return r.error();
+        }
+        auto mark = db.prepare("UPDATE event_routing SET routed_through = ?1");
+        if (!mark) return mark.error();
+        if (auto r = mark->bind(1, last).run(); !r) return r.error();
+        return static_cast<int>(events.size());
+    };
+    co_return co_await impl_->writer.write<int>(std::move(job));
 }
 
 }  // namespace posthorn::store::sqlite

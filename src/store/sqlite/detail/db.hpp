@@ -62,6 +62,9 @@ class Stmt {
     std::optional<std::int64_t> opt_int64(int col) const {
         return is_null(col) ? std::nullopt : std::optional(int64(col));
     }
+    std::optional<std::string> opt_text(int col) const {
+        return is_null(col) ? std::nullopt : std::optional(text(col));
+    }
 
   private:
     sqlite3_stmt* s_;

@@ -1,5 +1,7 @@
 #include "store/sqlite/detail/events.hpp"
 
+#include "domain/vocabulary.hpp"
+
 namespace posthorn::store::sqlite::detail {
 
 Result<void> insert_event(Db& db, const Event& e) {
@@ -9,7 +11,7 @@ Result<void> insert_event(Db& db, const Event& e) {
     if (!s) return s.error();
     return s->bind(1, e.id)
         .bind(2, e.account_id)
-        .bind(3, e.type)
+        .bind_ref(3, domain::name(e.kind))
         .bind(4, e.email_id)
         .bind(5, e.data_json)
         .bind(6, e.created_at)

@@ -7,7 +7,7 @@
 
 namespace posthorn::store::sqlite::detail {
 
-// Writes the event; the events_fan_out trigger adds its webhook deliveries.
+// Writes the event into the outbox; route_events() gives it its webhook deliveries.
 Result<void> insert_event(Db& db, const Event& e);
 
 }  // namespace posthorn::store::sqlite::detail

@@ -8,6 +8,7 @@
 
 #include "core/blocking.hpp"
 #include "core/text.hpp"
+#include "domain/vocabulary.hpp"
 #include "store/sqlite/detail/checkpointer.hpp"
 #include "store/sqlite/detail/db.hpp"
 #include "store/sqlite/detail/events.hpp"
@@ -79,8 +80,15 @@ class ReaderPool {
     std::vector<Db> free_;
 };
 
-// A write job: `sql` lifts the leases of owner ?1 (all leases when it is ""), answering how
-// many it lifted. The queue and the webhook outbox use it at start.
+// The value a stored name stands for (domain/vocabulary.hpp names every value); `fallback`
+// for a name this version does not know.
+template <class E>
+E read_name(std::string_view text, E fallback) {
+    return domain::from_name<E>(text).value_or(fallback);
+}
+
+// A write job: `sql` lifts the leases of owner ?1, answering how many it lifted. The queue
+// and the webhook outbox use it at start.
 inline auto lift_leases(const char* sql, std::string owner) {
     return [sql, owner = std::move(owner)](Db& db) -> Result<std::int64_t> {
         auto s = db.prepare(sql);
@@ -157,15 +165,16 @@ struct SqliteStore::Impl {
         co_return value;
     }
 
-    // Whether a reader finds no row for `sql` (whose one parameter ?1 is `now`): the pollers
-    // ask this before they claim through the writer, so that an idle poll costs the writer
-    // nothing. A failed read answers false: the claim then goes ahead and reports it.
-    asio::awaitable<bool> nothing_due(const char* sql, UnixMs now) {
+    // Whether a reader finds no row for `sql` (whose one parameter ?1, if `now` is given, is
+    // `now`): the pollers ask this before they claim through the writer, so that an idle
+    // poll costs the writer nothing. A failed read answers false: the claim then goes ahead
+    // and reports it.
+    asio::awaitable<bool> nothing_due(const char* sql, std::optional<UnixMs> now = {}) {
         auto check = [sql, now](Db& db) -> Result<bool> {
             using R = Result<bool>;  // a bool and an error code would be ambiguous
             auto s = db.prepare(sql);
             if (!s) return R(boost::system::in_place_error, s.error());
-            s->bind(1, now);
+            if (now) s->bind(1, *now);
             auto row = s->step();
             if (!row) return R(boost::system::in_place_error, row.error());
             return R(*row);
@@ -186,6 +195,11 @@ struct SqliteStore::Impl {
     detail::LookupCache<Domain> domains;  // by account id, NUL, name
     int version = 0;
     std::function<void()> queue_listener;  // set before serving, then only read
+    std::function<void()> event_listener;  // the same
+    // After a commit that wrote events: the router may route them now.
+    void events_written() const {
+        if (event_listener) event_listener();
+    }
 };
 
 }  // namespace posthorn::store::sqlite

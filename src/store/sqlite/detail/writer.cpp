@@ -9,7 +9,10 @@ constexpr std::size_t kMaxBatch = 2048;
 }
 
 Writer::Writer(Db db, std::chrono::microseconds gather_window, std::chrono::milliseconds lazy_delay)
-    : db_(std::move(db)), gather_window_(gather_window), lazy_delay_(lazy_delay) {}
+    : db_(std::move(db)),
+      gather_window_(gather_window),
+      lazy_delay_(lazy_delay),
+      mean_gap_(gather_window * 4) {}
 
 Writer::~Writer() { stop(); }
 
@@ -33,11 +36,6 @@ void Writer::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-void Writer::expect() {
-    std::lock_guard lock(mutex_);
-    ++expected_;
-}
-
 void Writer::hurry_lazy() {
     {
         std::lock_guard lock(mutex_);
@@ -46,26 +44,26 @@ void Writer::hurry_lazy() {
     cv_.notify_one();
 }
 
-void Writer::unexpect() {
+void Writer::submit(Job job, Done done) {
     {
         std::lock_guard lock(mutex_);
-        if (expected_ > 0) --expected_;
-    }
-    cv_.notify_one();  // a batch may be waiting for it
-}
-
-void Writer::submit(Job job, Done done, bool expected) {
-    {
-        std::lock_guard lock(mutex_);
-        if (expected && expected_ > 0) --expected_;
         if (!closed_) {
             const auto now = std::chrono::steady_clock::now();
-            // Wake the writer when it has something new to decide: a first awaited job, the
-            // last of the announced ones, or a first lazy one (its clock starts).
+            // Wake the writer when it has something new: a first awaited job (the writer
+            // takes them all at once, so an empty queue means it has not seen this one), or a
+            // first lazy one (its clock starts).
             bool wake = false;
             if (done) {
+                // A gap counts up to four windows: one quiet spell stops the holding at once,
+                // and a dozen jobs close together start it again.
+                using std::chrono::microseconds;
+                const auto gap = std::min<microseconds>(
+                    std::chrono::duration_cast<microseconds>(now - last_arrival_),
+                    gather_window_ * 4);
+                mean_gap_ = (mean_gap_ * 7 + gap) / 8;
+                last_arrival_ = now;
                 if (pending_.empty()) first_awaited_ = now;
-                wake = pending_.empty() || expected_ == 0;
+                wake = pending_.empty();
                 pending_.push_back({std::move(job), std::move(done)});
             } else {
                 if (lazy_.empty()) first_lazy_ = now;
@@ -139,13 +137,12 @@ void Writer::run_batch(std::vector<Pending>& batch) {
 
 // Every job in one transaction without a savepoint each (two statements a job less: a
 // tenth of the writer's work for a batch of sends), each job run as soon as it is taken:
-// while jobs that callers have announced (expect()) are on their way, up to kGatherWindow
-// after the first awaited one came, the jobs that arrive meanwhile join the open
-// transaction and run at once, so that only the last one's work and the COMMIT are left
-// when it comes. True once the batch is settled; false, with the transaction rolled back
-// and nobody answered, when a job failed (jobs are functions of the database and what they
-// hold, so they can run again): run_apart() then runs them again, each in a savepoint, so
-// that the one failing does not undo the others.
+// while awaited jobs come close together (see writer.hpp), the jobs that arrive meanwhile
+// join the open transaction and run at once, so that only the last one's work and the
+// COMMIT are left when the batch closes. True once the batch is settled; false, with the
+// transaction rolled back and nobody answered, when a job failed (jobs are functions of the
+// database and what they hold, so they can run again): run_apart() then runs them again, each in a
+// savepoint, so that the one failing does not undo the others.
 bool Writer::run_together(std::vector<Pending>& batch) {
     // Once a job has failed, the transaction is rolled back and no more jobs run, but the
     // batch still takes the jobs on their way, so that they run apart with it and share its
@@ -163,11 +160,14 @@ bool Writer::run_together(std::vector<Pending>& batch) {
             take_pending(batch);
             continue;
         }
-        // Jobs on their way: hold the commit for them, up to the gather window. A batch of
-        // lazy jobs alone waits for nothing.
-        if (stopping_ || expected_ == 0 || !gathering_ || batch.size() >= kMaxBatch) break;
-        if (cv_.wait_until(lock, gather_until_) == std::cv_status::timeout && pending_.empty())
+        // Jobs coming close together: hold the commit for the next, up to twice their mean
+        // gap after the last and the gather window after the first. A batch of lazy jobs
+        // alone waits for nothing.
+        if (stopping_ || !gathering_ || batch.size() >= kMaxBatch ||
+            mean_gap_ * 2 >= gather_window_)
             break;
+        const auto until = std::min(gather_until_, last_arrival_ + mean_gap_ * 2);
+        if (cv_.wait_until(lock, until) == std::cv_status::timeout && pending_.empty()) break;
     }
     if (failed) {
         if (!began || batch.size() > 1) return false;

@@ -7,12 +7,14 @@
 // together, with the first batch after the oldest of them has waited kLazyDelay, not with
 // every batch: each B-tree a batch touches is at least one more page to write to the WAL,
 // and the request log's are two (its table and the per-account count; three, about a fifth
-// of a small batch of sends, until migration 009). And a batch waits up to kGatherWindow
-// for jobs that callers have announced (expect()) but not yet submitted, so that a send
-// being built while another is ready shares its fsync instead of paying for one of its own;
-// meanwhile the batch's transaction is open and each job runs as soon as it comes, so that
-// the writer works while the senders build their jobs, and only the last job and the
-// COMMIT are left once it comes.
+// of a small batch of sends, until migration 009). And while awaited jobs arrive close
+// together (the mean gap between them, a moving average, under half of kGatherWindow), a
+// batch holds its commit for the next one, up to twice that gap after the last and at most
+// kGatherWindow after the first, so that sends arriving together share an fsync instead of
+// paying for one each (PostgreSQL's commit_delay, which waits only when commit_siblings
+// transactions are open, is the same idea); meanwhile the batch's transaction is open and
+// each job runs as soon as it comes, so that only the last job and the COMMIT are left once
+// the batch closes. A job that comes alone, after a quiet spell, never waits.
 #pragma once
 
 #include <chrono>
@@ -47,25 +49,21 @@ class Writer {
     void start();
     // Runs what is pending, then stops; later submissions complete with errc::closed.
     void stop();
-    // `expected`: the job fulfils an earlier expect().
-    void submit(Job job, Done done, bool expected = false);
+    void submit(Job job, Done done);
     // Runs on the writer's thread before each batch (`idle` false) and when it runs out of
     // work (`idle` true). Set before start().
     void between_batches(std::function<void(Db&, bool idle)> fn) { between_ = std::move(fn); }
     // The lazy jobs submitted so far go with the next batch, without waiting for their delay.
     void hurry_lazy();
-    // A job on its way (see above); unexpect() if it will not come after all.
-    void expect();
-    void unexpect();
 
     // Runs `fn(Db&) -> Result<T>` in the next batch; resumes the caller on its executor once
     // the batch is durable. A failed commit fails every job of the batch.
     // Deliberately not a coroutine: GCC 12 mishandles lambda temporaries that live across a
     // suspension point, so the operation is an initiation object instead.
     template <class T, class Fn>
-    asio::awaitable<Result<T>> write(Fn fn, bool expected = false) {
+    asio::awaitable<Result<T>> write(Fn fn) {
         return asio::async_initiate<const asio::use_awaitable_t<>&, void(Result<T>)>(
-            WriteOp<T, Fn>{this, std::move(fn), expected}, asio::use_awaitable);
+            WriteOp<T, Fn>{this, std::move(fn)}, asio::use_awaitable);
     }
 
   private:
@@ -73,7 +71,6 @@ class Writer {
     struct WriteOp {
         Writer* writer;
         Fn fn;
-        bool expected;
         template <class Handler>
         void operator()(Handler handler) {
             auto h = std::make_shared<Handler>(std::move(handler));
@@ -92,8 +89,7 @@ class Writer {
                     asio::post(work.get_executor(),
                                [h, r = std::move(r)]() mutable { (*h)(std::move(r)); });
                     work.reset();
-                },
-                expected);
+                });
         }
     };
 
@@ -116,13 +112,16 @@ class Writer {
     std::condition_variable cv_;
     std::vector<Pending> pending_;  // guarded by mutex_: jobs somebody waits for
     std::vector<Pending> lazy_;     // guarded by mutex_: jobs nobody waits for
-    std::size_t expected_ = 0;      // guarded by mutex_: announced, not yet submitted
-    bool hurry_ = false;            // guarded by mutex_: the lazy jobs go with the next batch
+    // Guarded by mutex_: when the last awaited job came, and the moving average of the gaps
+    // between them (long after a quiet spell).
+    std::chrono::steady_clock::time_point last_arrival_;
+    std::chrono::microseconds mean_gap_;
+    bool hurry_ = false;  // guarded by mutex_: the lazy jobs go with the next batch
     std::chrono::steady_clock::time_point first_lazy_;     // guarded by mutex_
     std::chrono::steady_clock::time_point first_awaited_;  // guarded by mutex_
     bool stopping_ = false;                                // guarded by mutex_
-    // The writer's thread alone: the open batch holds an awaited job, and waits for the
-    // announced ones until gather_until_.
+    // The writer's thread alone: the open batch holds an awaited job, and may wait for more
+    // until gather_until_.
     bool gathering_ = false;
     std::chrono::steady_clock::time_point gather_until_;
     bool closed_ = true;  // guarded by mutex_: no thread takes work

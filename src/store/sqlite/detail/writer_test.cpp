@@ -32,8 +32,9 @@ class WriterTest : public ::testing::Test {
                 return 0;
             },
             &commits_);
-        // Long waits: whether a commit waits must not depend on how fast this test runs.
-        writer_ = std::make_unique<Writer>(std::move(*db), 10s, kLazyDelay);
+        // The gather window of production; each test that needs jobs in one batch holds the
+        // writer with a first job that waits for them (hold()).
+        writer_ = std::make_unique<Writer>(std::move(*db), Writer::kGatherWindow, kLazyDelay);
         writer_->start();
         commits_ = 0;
     }
@@ -63,9 +64,20 @@ class WriterTest : public ::testing::Test {
     }
 
     // Submits an insert; `done` is set once it is committed.
-    void insert(int v, std::atomic<bool>& done, bool expected = false) {
+    void insert(int v, std::atomic<bool>& done) {
+        writer_->submit(insert_job(v), [&done](error_code) { done = true; });
+    }
+
+    // Submits a job that runs until `go` is set: the jobs submitted meanwhile join its batch
+    // (the writer takes what is pending after each job it runs).
+    void hold(std::atomic<bool>& go, std::atomic<bool>& running, std::atomic<bool>& done) {
         writer_->submit(
-            insert_job(v), [&done](error_code) { done = true; }, expected);
+            [&go, &running](Db&) -> error_code {
+                running = true;
+                while (!go) std::this_thread::sleep_for(1ms);
+                return {};
+            },
+            [&done](error_code) { done = true; });
     }
 
     // Submits an insert nobody waits for; `ran` is set when its batch runs it.
@@ -91,60 +103,63 @@ class WriterTest : public ::testing::Test {
     std::unique_ptr<Writer> writer_;
 };
 
-TEST_F(WriterTest, AnAnnouncedJobIsWaitedForAndSharesTheCommit) {
-    writer_->expect();
-    std::atomic<bool> first{false}, second{false};
+// Jobs that come while a batch runs join it, and share its commit.
+TEST_F(WriterTest, JobsThatComeWhileABatchRunsShareItsCommit) {
+    std::atomic<bool> go{false}, running{false}, held{false}, first{false}, second{false};
+    hold(go, running, held);
+    ASSERT_TRUE(wait_for(running));
     insert(1, first);
-    std::this_thread::sleep_for(50ms);
-    EXPECT_FALSE(first) << "the commit waits for the announced job";
-    insert(2, second, true);
-    ASSERT_TRUE(wait_for(first));
-    ASSERT_TRUE(wait_for(second));
-    EXPECT_EQ(commits_, 1) << "both in one transaction";
+    insert(2, second);
+    std::this_thread::sleep_for(20ms);
+    EXPECT_FALSE(first) << "not committed while its batch runs";
+    go = true;
+    ASSERT_TRUE(wait_for(held) && wait_for(first) && wait_for(second));
+    EXPECT_EQ(commits_, 1) << "the three in one transaction";
 }
 
-// While the commit waits for an announced job, the jobs already there run in the open
-// transaction, so that only the last one's work and the COMMIT are left when it comes.
-TEST_F(WriterTest, WhileAnAnnouncedJobIsAwaitedTheOthersRunAlready) {
-    writer_->expect();
-    std::atomic<bool> ran{false}, first{false}, second{false};
-    writer_->submit(
-        [&ran](Db& db) {
-            ran = true;
-            return insert_job(1)(db);
+// A stream of jobs close together: a batch holds its commit for the next one, so that they
+// share commits; a job after a quiet spell commits at once.
+TEST_F(WriterTest, AStreamOfJobsSharesCommitsAndALoneJobDoesNotWait) {
+    writer_.reset();
+    auto db = Db::open((dir_ / "w.db").string(), false);
+    ASSERT_TRUE(db);
+    sqlite3_commit_hook(
+        db->handle(),
+        [](void* n) {
+            ++*static_cast<std::atomic<int>*>(n);
+            return 0;
         },
-        [&first](error_code) { first = true; });
-    ASSERT_TRUE(wait_for(ran)) << "run before the announced job came";
-    std::this_thread::sleep_for(50ms);
-    EXPECT_FALSE(first) << "but not committed";
-    EXPECT_EQ(commits_, 0);
-    insert(2, second, true);
-    ASSERT_TRUE(wait_for(first));
-    ASSERT_TRUE(wait_for(second));
-    EXPECT_EQ(commits_, 1) << "both in one transaction";
-}
+        &commits_);
+    // A window of 200 ms, so that gaps of a few hundred microseconds (however slow this
+    // machine is) count as close together.
+    writer_ = std::make_unique<Writer>(std::move(*db), 200ms, kLazyDelay);
+    writer_->start();
+    commits_ = 0;
+    constexpr int kJobs = 60;
+    std::atomic<int> done{0};
+    for (int i = 0; i < kJobs; ++i) {
+        writer_->submit(insert_job(i), [&done](error_code) { ++done; });
+        std::this_thread::sleep_for(200us);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (done < kJobs && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(done, kJobs);
+    EXPECT_LT(commits_, kJobs / 2) << "jobs close together share commits";
 
-TEST_F(WriterTest, AWithdrawnAnnouncementReleasesTheCommit) {
-    writer_->expect();
-    std::atomic<bool> first{false};
-    insert(1, first);
-    std::this_thread::sleep_for(50ms);
-    EXPECT_FALSE(first);
-    writer_->unexpect();
-    ASSERT_TRUE(wait_for(first));
-    EXPECT_EQ(commits_, 1);
-}
-
-TEST_F(WriterTest, WithNothingAnnouncedACommitDoesNotWait) {
-    std::atomic<bool> first{false}, second{false};
-    insert(1, first);
-    ASSERT_TRUE(wait_for(first)) << "not held for the 10 s window";
-    // An announcement that arrives with its job (announced and submitted before the writer
-    // looked) holds nothing either.
-    writer_->expect();
-    insert(2, second, true);
-    ASSERT_TRUE(wait_for(second));
-    EXPECT_EQ(commits_, 2);
+    // A quiet spell longer than the window: the mean gap grows, and a lone job commits at
+    // once instead of waiting for another.
+    std::this_thread::sleep_for(600ms);
+    for (int i = 0; i < 8; ++i) {  // each after a quiet spell of its own
+        std::atomic<bool> one{false};
+        const auto start = std::chrono::steady_clock::now();
+        insert(1000 + i, one);
+        ASSERT_TRUE(wait_for(one));
+        if (i == 7) {
+            EXPECT_LT(std::chrono::steady_clock::now() - start, 150ms) << "not held";
+        }
+        std::this_thread::sleep_for(300ms);
+    }
 }
 
 // A batch runs in one transaction without savepoints; when a job fails, the transaction is
@@ -153,16 +168,16 @@ TEST_F(WriterTest, AFailingJobDoesNotUndoItsBatch) {
     std::atomic<int> runs{0};
     std::atomic<bool> first{false}, third{false}, second_done{false};
     error_code second_error;
-    for (int i = 0; i < 3; ++i) writer_->expect();  // so that the three share a batch
-    insert(1, first, true);
-    writer_->submit(
-        failing_job(runs),
-        [&](error_code ec) {
-            second_error = ec;
-            second_done = true;
-        },
-        true);
-    insert(3, third, true);
+    std::atomic<bool> go{false}, running{false}, held{false};
+    hold(go, running, held);  // so that the three share its batch
+    ASSERT_TRUE(wait_for(running));
+    insert(1, first);
+    writer_->submit(failing_job(runs), [&](error_code ec) {
+        second_error = ec;
+        second_done = true;
+    });
+    insert(3, third);
+    go = true;
     ASSERT_TRUE(wait_for(first) && wait_for(second_done) && wait_for(third));
     EXPECT_TRUE(second_error) << "the failing job is told";
     EXPECT_EQ(runs, 2) << "run together, then apart";
@@ -176,24 +191,6 @@ TEST_F(WriterTest, AFailingJobDoesNotUndoItsBatch) {
     EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "1,3");
     sqlite3_finalize(st);
     sqlite3_close(db);
-}
-
-// A job that fails before the jobs announced with it have come: the batch still waits for
-// them, and they run apart with it and share one commit.
-TEST_F(WriterTest, AJobFailingFirstStillWaitsForItsBatch) {
-    std::atomic<int> runs{0};
-    std::atomic<bool> failed_done{false}, second{false}, third{false};
-    for (int i = 0; i < 3; ++i) writer_->expect();
-    writer_->submit(
-        failing_job(runs), [&](error_code) { failed_done = true; }, true);
-    std::this_thread::sleep_for(50ms);  // it has run, and failed, alone
-    EXPECT_EQ(runs, 1);
-    EXPECT_FALSE(failed_done) << "its batch waits for the announced jobs";
-    insert(2, second, true);
-    insert(3, third, true);
-    ASSERT_TRUE(wait_for(failed_done) && wait_for(second) && wait_for(third));
-    EXPECT_EQ(runs, 2) << "together, then apart";
-    EXPECT_EQ(commits_, 1) << "the three in one batch";
 }
 
 // A job alone in its batch that fails is told at once: it does not run a second time.
