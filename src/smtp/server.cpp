@@ -32,6 +32,12 @@ Reply reply(int code, std::string text) { return Reply{code, {std::move(text)}};
 
 std::string on_the_wire(const Reply& r) { return r.verbatim() + "\r\n"; }
 
+// Between an idle deadline's timer and the read it watches.
+struct IdleRead {
+    bool done = false;     // the read completed
+    bool expired = false;  // the timer cancelled it
+};
+
 struct Conn {
     Conn(tcp::socket s, boost::asio::ssl::context& ctx)
         : stream(beast::tcp_stream(std::move(s)), ctx) {}
@@ -157,7 +163,18 @@ class Session {
         // read takes up to 64 KB at once).
         if (chunk_.empty()) chunk_.resize(65536);
         const auto chunk = asio::buffer(chunk_.data(), tls_ ? 16384 : chunk_.size());
-        tcp().expires_after(opt_.idle_timeout);
+        // The idle deadline cancels the read instead of timing it out through the stream:
+        // a beast::tcp_stream that times out closes its socket, and the 421 below was never
+        // written. `idle` is shared with the timer's handler, which may already be queued
+        // when the read completes; it then does nothing.
+        tcp().expires_never();
+        auto idle = std::make_shared<IdleRead>();
+        asio::steady_timer timer(tcp().get_executor(), opt_.idle_timeout);
+        timer.async_wait([idle, &socket = tcp().socket()](error_code e) {
+            if (e || idle->done) return;
+            idle->expired = true;
+            socket.cancel(e);
+        });
         conn_.busy = false;
         error_code ec;
         std::size_t n = 0;
@@ -166,7 +183,9 @@ class Session {
         else
             std::tie(ec, n) = co_await tcp().async_read_some(chunk, use_nothrow_awaitable);
         conn_.busy = true;
-        if (ec == beast::error::timeout) {
+        idle->done = true;
+        timer.cancel();
+        if (idle->expired) {
             queue(reply(421, "4.4.2 " + opt_.hostname + " idle too long, closing"));
             co_await flush();
             co_return false;
