@@ -277,6 +277,14 @@ std::optional<Decision> decide_report(std::string_view action, std::string_view 
                    Bounce{.type = type, .code = code, .message = response});
 }
 
+std::optional<Decision> decide_complaint(std::string_view feedback_type) {
+    if (core::ascii_iequals(feedback_type, "not-spam")) return std::nullopt;
+    return Decision{.what = Disposition::give_up,
+                    .status = RecipientStatus::complained,
+                    .response = "feedback report: " + std::string(feedback_type),
+                    .suppress = SuppressionReason::complaint};
+}
+
 RecipientOutcome outcome_of(std::int64_t recipient_id, int attempts, Decision d) {
     return RecipientOutcome{.recipient_id = recipient_id,
                             .status = d.status,

@@ -5,7 +5,8 @@
 // (refused for reputation or policy: blocklists, spam, DMARC) or `undetermined` — with the
 // enhanced status code (RFC 3463), and whether the address goes on the suppression list
 // (hard bounces and complaints do; blocks and soft bounces do not). Bounce reports (DSN,
-// RFC 3464) are decided here too. docs/delivery.md lists the table. Pure; thread-safe.
+// RFC 3464) and complaint reports (ARF, RFC 5965) are decided here too. docs/delivery.md lists the
+// table. Pure; thread-safe.
 #pragma once
 
 #include <optional>
@@ -85,6 +86,10 @@ Decision decide(const AttemptResult& result, const RetryState& state);
 // delivered, expanded: nothing to do).
 std::optional<Decision> decide_report(std::string_view action, std::string_view status,
                                       std::string_view diagnostic);
+
+// A recipient an abuse report (ARF, RFC 5965) is about: COMPLAINED, and suppressed; nullopt
+// for a `not-spam` report (RFC 6650 §3), which is no complaint.
+std::optional<Decision> decide_complaint(std::string_view feedback_type);
 
 // The outcome for a recipient with `attempts` attempts made (this one included).
 RecipientOutcome outcome_of(std::int64_t recipient_id, int attempts, Decision decision);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/text.hpp"
+#include "domain/delivery_policy.hpp"
 #include "domain/events.hpp"
 
 namespace posthorn::domain {
@@ -124,7 +125,8 @@ EmailChange engage(const Email& email, Engagement what, std::string data_json, U
 Outcomes complaint_outcomes(const Email& email, const std::vector<std::string>& named,
                             const std::string& feedback_type, UnixMs at) {
     Outcomes out{.at = at};
-    if (feedback_type == "not-spam") return out;  // RFC 6650 §3: not a complaint
+    const auto decision = decide_complaint(feedback_type);
+    if (!decision) return out;
     out.complaint = true;
     for (const auto& r : email.recipients) {
         const auto address = core::ascii_lower(r.address);

@@ -56,8 +56,8 @@ enum class Engagement { open, click };
 EmailChange engage(const Email& email, Engagement what, std::string data_json, UnixMs at);
 
 // The recipients an abuse report (RFC 5965) is about: those it names, or, when it names
-// none, the email's To recipients. A `not-spam` report (RFC 6650) is about nobody. Each
-// becomes COMPLAINED and is suppressed.
+// none, the email's To recipients, each as the delivery policy decides a complaint
+// (decide_complaint: COMPLAINED and suppressed; a `not-spam` report is about nobody).
 Outcomes complaint_outcomes(const Email& email, const std::vector<std::string>& named,
                             const std::string& feedback_type, UnixMs at);
 

@@ -32,7 +32,7 @@ struct Claim {
             "AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY next_attempt_at LIMIT ?4";
         static constexpr const char* kFresh =
             "SELECT id FROM recipients WHERE id > (SELECT fresh_after FROM queue_state) "
-            "AND next_attempt_at IS NULL AND status = 'QUEUED' ORDER BY id LIMIT ?4";
+            "AND next_attempt_at IS NULL AND status = ?5 ORDER BY id LIMIT ?4";
         Taken t;
         if (n <= 0) return t;
         // A fresh recipient claimed gets the time it was accepted (its updated_at until now)
@@ -49,6 +49,8 @@ struct Claim {
         if (!s) return s.error();
         s->bind(1, owner).bind(2, lease_until).bind(4, n);
         if (!fresh) s->bind(3, now);
+        // Fresh: open (the vocabulary's QUEUED) and never tried (no next_attempt_at yet).
+        if (fresh) s->bind_ref(5, domain::name(domain::RecipientStatus::queued));
         for (;;) {
             auto row = s->step();
             if (!row) return row.error();
@@ -116,13 +118,14 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
                                                                          std::string owner,
                                                                          UnixMs lease_until) {
     // Polled every second when idle: a reader looks first, so that an idle poll costs the
-    // writer nothing. Due: a recipient tried before whose time has come (recipients_due), or
-    // one never tried (fresh, above queue_state.fresh_after: migration 012).
+    // writer nothing. (Above fresh_after every recipient is one never claimed, so open.) Due: a
+    // recipient tried before whose time has come (recipients_due), or one never tried (fresh, above
+    // queue_state.fresh_after: migration 012).
     if (co_await impl_->nothing_due(
             "SELECT 1 FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?1 "
             "AND (lease_until IS NULL OR lease_until <= ?1) UNION ALL "
             "SELECT 1 FROM recipients WHERE id > (SELECT fresh_after FROM queue_state) "
-            "AND next_attempt_at IS NULL AND status = 'QUEUED' LIMIT 1",
+            "AND next_attempt_at IS NULL LIMIT 1",
             now))
         co_return std::vector<QueuedEmail>{};
     auto job = [now, limit, owner = std::move(owner),
