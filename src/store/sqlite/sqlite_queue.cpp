@@ -118,9 +118,9 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
                                                                          std::string owner,
                                                                          UnixMs lease_until) {
     // Polled every second when idle: a reader looks first, so that an idle poll costs the
-    // writer nothing. (Above fresh_after every recipient is one never claimed, so open.) Due: a
-    // recipient tried before whose time has come (recipients_due), or one never tried (fresh, above
-    // queue_state.fresh_after: migration 012).
+    // writer nothing. Due: a recipient tried before whose time has come (recipients_due), or
+    // one never tried (fresh, above queue_state.fresh_after: migration 012; every recipient
+    // above that mark is one never claimed, so open).
     if (co_await impl_->nothing_due(
             "SELECT 1 FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?1 "
             "AND (lease_until IS NULL OR lease_until <= ?1) UNION ALL "
