@@ -113,6 +113,12 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                  .bind(21, n.recipients.empty() ? std::optional<std::int64_t>{} : last_recipient)
                  .run();
     if (!r) return r;
+    // The account's count (migration 014), which a list without a filter answers.
+    auto count = db.prepare(
+        "INSERT INTO email_counts (account_id, n) VALUES (?1, 1) "
+        "ON CONFLICT (account_id) DO UPDATE SET n = n + 1");
+    if (!count) return count.error();
+    if (auto cr = count->bind_ref(1, e.account_id).run(); !cr) return cr;
     if (n.idempotency_key) {
         auto ik = db.prepare(
             "INSERT INTO idempotency_keys (account_id, key, email_id, response_status, "
@@ -180,9 +186,16 @@ Result<Page<T>> search(Db& db, const SearchQuery& q, const std::string& select,
     const auto f = search_filter(q, emails);
     Page<T> page;
     {
-        auto c = db.prepare("SELECT COUNT(*) " + from + f.where);
+        // Without a filter, the account's kept count (migration 014); otherwise counted.
+        const bool unfiltered = !q.search && !q.start && !q.end;
+        auto c = db.prepare(unfiltered ? std::string("SELECT COALESCE((SELECT n FROM email_counts "
+                                                     "WHERE account_id = ?1), 0)")
+                                       : "SELECT COUNT(*) " + from + f.where);
         if (!c) return c.error();
-        bind_filter(*c, q);
+        if (unfiltered)
+            c->bind(1, q.account_id);
+        else
+            bind_filter(*c, q);
         auto row = c->step();
         if (!row) return row.error();
         page.total = c->int64(0);

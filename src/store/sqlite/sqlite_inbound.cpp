@@ -94,6 +94,11 @@ asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEma
                          .bind(12, e.received_at)
                          .run();
             if (!r) return r;
+            auto count = db.prepare(
+                "INSERT INTO inbound_counts (account_id, n) VALUES (?1, 1) "
+                "ON CONFLICT (account_id) DO UPDATE SET n = n + 1");
+            if (!count) return count.error();
+            if (auto cr = count->bind(1, e.account_id).run(); !cr) return cr;
             for (const auto& a : e.attachments) {
                 auto as = db.prepare(
                     "INSERT INTO inbound_attachments (inbound_id, idx, filename, content_type, "
@@ -140,9 +145,17 @@ asio::awaitable<Result<Page<InboundEmail>>> SqliteStore::list_inbound(SearchQuer
         };
         Page<InboundEmail> page;
         {
-            auto c = db.prepare("SELECT COUNT(*)" + where);
+            // Without a filter, the account's kept count (migration 014); otherwise counted.
+            const bool unfiltered = !q.search && !q.start && !q.end;
+            auto c =
+                db.prepare(unfiltered ? std::string("SELECT COALESCE((SELECT n FROM "
+                                                    "inbound_counts WHERE account_id = ?1), 0)")
+                                      : "SELECT COUNT(*)" + where);
             if (!c) return c.error();
-            bind(*c);
+            if (unfiltered)
+                c->bind(1, q.account_id);
+            else
+                bind(*c);
             auto row = c->step();
             if (!row) return row.error();
             page.total = c->int64(0);

@@ -175,7 +175,7 @@ std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std:
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
-    EXPECT_EQ(store_->schema_version(), 13);  // 013_domain_core
+    EXPECT_EQ(store_->schema_version(), 14);  // 014_list_counts
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees((dir_ / "t.db").string()))
         EXPECT_EQ(ephemeral, 0) << sql;
     // The checks still check.
@@ -278,7 +278,7 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
-    EXPECT_EQ((*s)->schema_version(), 13);
+    EXPECT_EQ((*s)->schema_version(), 14);
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees(path))
         EXPECT_EQ(ephemeral, 0) << sql;
     auto raw = run((*s)->email_raw("acc_1", "em_1"));
@@ -342,7 +342,7 @@ TEST_F(SqliteStoreTest, LogsSurviveTheirRebuildByAccount) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 13);
+        EXPECT_EQ((*s)->schema_version(), 14);
         auto page = run((*s)->list_logs({.account_id = "acc_1", .limit = 10}));
         ASSERT_TRUE(page) << page.error().message();
         EXPECT_EQ(page->total, 3);
@@ -763,7 +763,7 @@ TEST_F(SqliteStoreTest, EmailsSurviveTheirRebuild) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 13);
+        EXPECT_EQ((*s)->schema_version(), 14);
         auto e = run((*s)->find_email_by_return_token(old_token));
         ASSERT_TRUE(e) << e.error().message();
         EXPECT_EQ(e->id, "em_1");
@@ -815,7 +815,7 @@ TEST_F(SqliteStoreTest, RecipientsAreFoundByTheirRange) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 13);
+        EXPECT_EQ((*s)->schema_version(), 14);
         auto one = run((*s)->find_email("acc_1", "em_1"));
         ASSERT_TRUE(one) << one.error().message();
         ASSERT_EQ(one->recipients.size(), 2u);
@@ -860,6 +860,38 @@ TEST_F(SqliteStoreTest, RecipientsAreFoundByTheirRange) {
     EXPECT_EQ(query_one(db, "SELECT group_concat(id) FROM (SELECT id FROM recipients ORDER BY id)"),
               "3,4");
     sqlite3_close(db);
+}
+
+// Version 14 keeps each account's number of emails and inbound emails: counted at the
+// migration from the rows there, added to by each insert, counted down by a deletion; a list
+// without a filter answers it as its total.
+TEST_F(SqliteStoreTest, Version14KeepsTheCountsOfTheLists) {
+    const auto path = (dir_ / "v13.db").string();
+    make_database_at(path, 13, std::string(kOneEmail) + R"(
+        INSERT INTO emails (id, account_id, from_email, to_display, subject, message_id,
+                            return_token, created_at, queued_at, updated_at)
+            VALUES ('em_2', 'acc_1', 'a@x.example', 'c@y.example', 'Two', 'm2', 't2', 6, 6, 6);
+        INSERT INTO inbound_emails (id, account_id, from_email, to_address, subject, raw,
+                                    received_at)
+            VALUES ('in_1', 'acc_1', 'f@z.example', 'me@x.example', 'In', 'raw', 7);
+        INSERT INTO domains (id, account_id, name, token, created_at, updated_at)
+            VALUES ('dom_1', 'acc_1', 'x.example', 'tok1', 1, 1);)");
+    auto s = SqliteStore::open({.path = path, .readers = 1});
+    ASSERT_TRUE(s) << s.error().message();
+    EXPECT_EQ(query_at(path, "SELECT n FROM email_counts WHERE account_id = 'acc_1'"), "2");
+    EXPECT_EQ(query_at(path, "SELECT n FROM inbound_counts WHERE account_id = 'acc_1'"), "1");
+    EXPECT_EQ(run((*s)->list_emails({.account_id = "acc_1", .limit = 1}))->total, 2);
+    EXPECT_EQ(run((*s)->list_envelopes({.account_id = "acc_1", .limit = 1}))->total, 2);
+    EXPECT_EQ(run((*s)->list_inbound({.account_id = "acc_1", .limit = 1}))->total, 1);
+    ASSERT_TRUE(run((*s)->create_email(email_of("acc_1", "dom_1"))));
+    EXPECT_EQ(run((*s)->list_emails({.account_id = "acc_1", .limit = 1}))->total, 3);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DELETE FROM emails WHERE id = 'em_2'", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+    EXPECT_EQ(run((*s)->list_emails({.account_id = "acc_1", .limit = 10}))->total, 2);
+    EXPECT_EQ(run((*s)->list_emails({.account_id = "acc_1", .limit = 10}))->items.size(), 2u);
 }
 
 // A version-9 database whose recipients of one email are not consecutive (edited by hand)
@@ -921,7 +953,7 @@ TEST_F(SqliteStoreTest, EmailsAreKeptByAccountAndId) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 13);
+        EXPECT_EQ((*s)->schema_version(), 14);
         auto all = run((*s)->list_emails({.account_id = "acc_1", .limit = 10}));
         ASSERT_TRUE(all) << all.error().message();
         EXPECT_EQ(all->total, 3);
