@@ -1,6 +1,7 @@
 // SqliteStore: emails (with their envelopes), recipients, raw messages and idempotency keys.
 #include "core/id.hpp"
 #include "store/sqlite/detail/impl.hpp"
+#include "store/sqlite/detail/indexed_list.hpp"
 
 namespace posthorn::store::sqlite {
 namespace {
@@ -212,6 +213,62 @@ Result<Page<T>> search(Db& db, const SearchQuery& q, const std::string& select,
     }
 }
 
+// The same search by the index (detail/search_index.hpp), for a search of three characters
+// or more in the order of time: the emails the index holds are found there; the others (the
+// tail: those whose recipients came after its mark) are scanned as search() does.
+template <class T, class Read>
+Result<Page<T>> indexed_search(Db& db, const SearchQuery& q, const std::string& select, bool emails,
+                               Read read) {
+    auto mark = db.prepare("SELECT value FROM search.marks WHERE name = 'recipients'");
+    if (!mark) return mark.error();
+    auto mrow = mark->step();
+    if (!mrow) return mrow.error();
+    const std::int64_t through = *mrow ? mark->int64(0) : 0;
+    std::vector<detail::TailRow> tail;
+    {
+        const auto f = search_filter(q, emails);
+        auto t = db.prepare("SELECT e.created_at, e.id FROM emails e" + f.where +
+                            " AND e.id IN (SELECT email_id FROM recipients WHERE id > ?9 AND "
+                            "account_id = ?1)" +
+                            f.order);
+        if (!t) return t.error();
+        bind_filter(*t, q);
+        t->bind(9, through);
+        for (;;) {
+            auto row = t->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            tail.emplace_back(t->int64(0), t->text(1));
+        }
+    }
+    auto found = detail::indexed_page(
+        db, emails ? detail::kEmailsBySubjectOrRecipient : detail::kEnvelopesBySenderSubjectOrId,
+        {.account_id = q.account_id,
+         .needle = *q.search,
+         .start = q.start,
+         .end = q.end,
+         .descending = q.order != SortOrder::asc,
+         .offset = (q.page - 1) * q.limit,
+         .limit = q.limit},
+        tail);
+    if (!found) return found.error();
+    Page<T> page{.total = found->total};
+    for (const auto& id : found->ids) {
+        auto s = db.prepare(select + " FROM emails e WHERE e.account_id = ?1 AND e.id = ?2");
+        if (!s) return s.error();
+        s->bind(1, q.account_id).bind(2, id);
+        auto row = s->step();
+        if (!row) return row.error();
+        if (*row) page.items.push_back(read(*s));  // (one deleted meanwhile is left out)
+    }
+    return page;
+}
+
+// Whether `q` is answered by the index: a search it can answer, in the order of time.
+bool by_index(const SearchQuery& q, bool indexed) {
+    return indexed && q.search && detail::indexable(*q.search) && q.sort_by == "created_at";
+}
+
 }  // namespace
 
 asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email(NewEmail n) {
@@ -240,7 +297,10 @@ asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email
     };
     // A named job, not a lambda temporary, inside co_await (docs/architecture.md).
     auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job));
-    if (r && !*r && impl_->queue_listener) impl_->queue_listener();
+    if (r && !*r) {
+        if (impl_->queue_listener) impl_->queue_listener();
+        if (impl_->search_index) impl_->search_index->poke();
+    }
     co_return r;
 }
 
@@ -421,28 +481,32 @@ asio::awaitable<Result<std::string>> SqliteStore::email_raw(std::string account_
 }
 
 asio::awaitable<Result<Page<Email>>> SqliteStore::list_emails(SearchQuery q) {
-    return impl_->read([q = std::move(q)](Db& db) {
-        return search<Email>(db, q, std::string("SELECT ") + kEmailColumns, "FROM emails e", true,
-                             read_email);
+    const bool indexed = by_index(q, impl_->search_index != nullptr);
+    return impl_->read([q = std::move(q), indexed](Db& db) {
+        const auto select = std::string("SELECT ") + kEmailColumns;
+        if (indexed) return indexed_search<Email>(db, q, select, true, read_email);
+        return search<Email>(db, q, select, "FROM emails e", true, read_email);
     });
 }
 
 asio::awaitable<Result<Page<Envelope>>> SqliteStore::list_envelopes(SearchQuery q) {
-    return impl_->read([q = std::move(q)](Db& db) {
-        return search<Envelope>(
-            db, q,
+    const bool indexed = by_index(q, impl_->search_index != nullptr);
+    return impl_->read([q = std::move(q), indexed](Db& db) {
+        const std::string select =
             "SELECT e.envelope_id, e.account_id, e.id, e.subject, e.from_email, "
-            "COALESCE(e.from_name, ''), e.total_recipients, e.created_at",
-            "FROM emails e", false, [](const Stmt& s) {
-                return Envelope{.id = s.text(0),
-                                .account_id = s.text(1),
-                                .email_id = s.text(2),
-                                .subject = s.text(3),
-                                .from_email = s.text(4),
-                                .from_name = s.text(5),
-                                .total_recipients = static_cast<int>(s.int64(6)),
-                                .created_at = s.int64(7)};
-            });
+            "COALESCE(e.from_name, ''), e.total_recipients, e.created_at";
+        auto read = [](const Stmt& s) {
+            return Envelope{.id = s.text(0),
+                            .account_id = s.text(1),
+                            .email_id = s.text(2),
+                            .subject = s.text(3),
+                            .from_email = s.text(4),
+                            .from_name = s.text(5),
+                            .total_recipients = static_cast<int>(s.int64(6)),
+                            .created_at = s.int64(7)};
+        };
+        if (indexed) return indexed_search<Envelope>(db, q, select, false, read);
+        return search<Envelope>(db, q, select, "FROM emails e", false, read);
     });
 }
 

@@ -1,6 +1,7 @@
 // SqliteStore: mail received for the users' domains.
 #include "core/id.hpp"
 #include "store/sqlite/detail/impl.hpp"
+#include "store/sqlite/detail/indexed_list.hpp"
 
 namespace posthorn::store::sqlite {
 namespace {
@@ -120,11 +121,16 @@ asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEma
     };
     auto r = co_await impl_->writer.write<void>(std::move(job));
     if (r && any_events) impl_->events_written();
+    if (r && impl_->search_index) impl_->search_index->poke();
     co_return r;
 }
 
 asio::awaitable<Result<Page<InboundEmail>>> SqliteStore::list_inbound(SearchQuery q) {
-    auto job = [q = std::move(q)](Db& db) -> Result<Page<InboundEmail>> {
+    // A search of three characters or more in the order of time goes by the index
+    // (detail/search_index.hpp) for the inbound emails it holds, and scans the rest.
+    const bool indexed = impl_->search_index && q.search && detail::indexable(*q.search) &&
+                         q.sort_by == "received_at";
+    auto job = [q = std::move(q), indexed](Db& db) -> Result<Page<InboundEmail>> {
         std::string where = " FROM inbound_emails i WHERE i.account_id = ?1";
         if (q.start) where += " AND i.received_at >= ?2";
         if (q.end) where += " AND i.received_at <= ?3";
@@ -144,6 +150,48 @@ asio::awaitable<Result<Page<InboundEmail>>> SqliteStore::list_inbound(SearchQuer
             if (q.search) s.bind(4, detail::like_pattern(*q.search));
         };
         Page<InboundEmail> page;
+        if (indexed) {
+            auto mark = db.prepare("SELECT value FROM search.marks WHERE name = 'inbound'");
+            if (!mark) return mark.error();
+            auto mrow = mark->step();
+            if (!mrow) return mrow.error();
+            const std::int64_t through = *mrow ? mark->int64(0) : 0;
+            std::vector<detail::TailRow> tail;
+            auto t = db.prepare("SELECT i.received_at, i.id" + where + " AND i.rowid > ?9" + order);
+            if (!t) return t.error();
+            bind(*t);
+            t->bind(9, through);
+            for (;;) {
+                auto row = t->step();
+                if (!row) return row.error();
+                if (!*row) break;
+                tail.emplace_back(t->int64(0), t->text(1));
+            }
+            auto found = detail::indexed_page(db, detail::kInboundBySenderRecipientOrSubject,
+                                              {.account_id = q.account_id,
+                                               .needle = *q.search,
+                                               .start = q.start,
+                                               .end = q.end,
+                                               .descending = q.order != SortOrder::asc,
+                                               .offset = (q.page - 1) * q.limit,
+                                               .limit = q.limit},
+                                              tail);
+            if (!found) return found.error();
+            page.total = found->total;
+            for (const auto& id : found->ids) {
+                auto one =
+                    db.prepare(std::string("SELECT ") + kInboundColumns +
+                               " FROM inbound_emails i WHERE i.account_id = ?1 AND i.id = ?2");
+                if (!one) return one.error();
+                one->bind(1, q.account_id).bind(2, id);
+                auto row = one->step();
+                if (!row) return row.error();
+                if (*row) page.items.push_back(read_inbound(*one));
+            }
+            for (auto& e : page.items)
+                if (auto r = attachments_of(db, e); !r) return r.error();
+            return page;
+        }
         {
             // Without a filter, the account's kept count (migration 014); otherwise counted.
             const bool unfiltered = !q.search && !q.start && !q.end;

@@ -116,7 +116,20 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
     if (!version) return version.error();
     if (options.readers == 0) options.readers = 1;
     sqlite3* writer_handle = wdb->handle();
-    auto impl = std::make_unique<Impl>(std::move(*wdb), options.readers, options.path);
+    const bool on_file = options.path != ":memory:" && !options.path.empty();
+    std::unique_ptr<detail::SearchIndex> search;
+    if (options.search_index && on_file) {
+        auto index = detail::SearchIndex::open(options.path);
+        if (!index) {
+            log::error("store: cannot open the search index {}: {}",
+                       detail::SearchIndex::path_of(options.path), index.error().message());
+            return index.error();
+        }
+        search = std::move(*index);
+    }
+    auto impl =
+        std::make_unique<Impl>(std::move(*wdb), options.readers, options.path, search != nullptr);
+    impl->search_index = std::move(search);
     impl->version = *version;
     // The epoch file (detail/lookup_cache.hpp) is as necessary as the -wal and -shm files:
     // a process that could write the database but not move the count would revoke keys that
@@ -132,7 +145,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
         impl->epoch = std::move(*epoch);
     }
     for (std::size_t i = 0; i < options.readers; ++i) {
-        auto rdb = detail::open_reader(options.path);
+        auto rdb = detail::open_reader(options.path, impl->search_index != nullptr);
         if (!rdb) return rdb.error();
         impl->reader_pool.add(std::move(*rdb));
     }
@@ -144,6 +157,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
         c->between_batches(db.handle(), idle);
     });
     impl->writer.start();
+    if (impl->search_index) impl->search_index->start();
     return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(impl)));
 }
 
@@ -153,7 +167,12 @@ SqliteStore::~SqliteStore() { close(); }
 
 int SqliteStore::schema_version() const { return impl_->version; }
 
+bool SqliteStore::wait_search_indexed(std::chrono::milliseconds limit) {
+    return impl_->search_index && impl_->search_index->wait_caught_up(limit);
+}
+
 void SqliteStore::close() {
+    if (impl_->search_index) impl_->search_index->stop();
     impl_->writer.stop();
     impl_->checkpointer.reset();
     impl_->reader_threads.join();

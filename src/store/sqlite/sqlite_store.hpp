@@ -6,6 +6,7 @@
 // running server): SQLite's locks and the busy timeout serialise them.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +21,8 @@ struct Options {
     // The WAL starts over once it holds this many frames (4 KB pages) and a checkpoint pass
     // has copied them (detail/checkpointer.hpp). Tests make it small.
     int wal_restart_frames = 16000;
+    // The lists' search index (detail/search_index.hpp), in `<path>-search`.
+    bool search_index = true;
 };
 
 class SqliteStore final : public Store {
@@ -106,6 +109,9 @@ class SqliteStore final : public Store {
     void close() override;
 
     int schema_version() const;
+    // Waits until the search index holds everything committed before the call, at most
+    // `limit`; true when it does (false without an index). For tests and benchmarks.
+    bool wait_search_indexed(std::chrono::milliseconds limit);
 
   private:
     struct Impl;

@@ -13,16 +13,21 @@
 #include "store/sqlite/detail/db.hpp"
 #include "store/sqlite/detail/events.hpp"
 #include "store/sqlite/detail/lookup_cache.hpp"
+#include "store/sqlite/detail/search_index.hpp"
 #include "store/sqlite/detail/writer.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
 namespace posthorn::store::sqlite {
 
 namespace detail {
-// A read-only connection to the database at `path`.
-inline Result<Db> open_reader(const std::string& path) {
+// A read-only connection to the database at `path`, with its search index attached (as
+// schema `search`) when `search` is set.
+inline Result<Db> open_reader(const std::string& path, bool search) {
     auto db = Db::open(path, false);
-    if (db) (void)db->exec("PRAGMA query_only=ON");
+    if (!db) return db;
+    if (search)
+        if (auto r = attach_search_index(*db, path); !r) return r.error();
+    (void)db->exec("PRAGMA query_only=ON");
     return db;
 }
 
@@ -44,7 +49,7 @@ class ReaderPool {
     };
 
     ReaderPool() = default;
-    explicit ReaderPool(std::string path) : path_(std::move(path)) {}
+    ReaderPool(std::string path, bool search) : path_(std::move(path)), search_(search) {}
 
     void add(Db db) { free_.push_back(std::move(db)); }
     Db take() {
@@ -57,7 +62,7 @@ class ReaderPool {
             std::lock_guard lock(mutex_);
             if (!free_.empty()) return pop();
         }
-        return open_reader(path_);
+        return open_reader(path_, search_);
     }
     void release(Db db) {
         {
@@ -75,6 +80,7 @@ class ReaderPool {
     }
 
     const std::string path_;
+    const bool search_ = false;
     std::mutex mutex_;
     std::condition_variable cv_;
     std::vector<Db> free_;
@@ -106,8 +112,10 @@ using detail::insert_event;
 using detail::Stmt;
 
 struct SqliteStore::Impl {
-    Impl(Db writer_db, std::size_t readers, std::string path)
-        : writer(std::move(writer_db)), reader_threads(readers), local_readers(std::move(path)) {}
+    Impl(Db writer_db, std::size_t readers, std::string path, bool search)
+        : writer(std::move(writer_db)),
+          reader_threads(readers),
+          local_readers(std::move(path), search) {}
 
     // Not a coroutine, for the reason given at Writer::write.
     template <class F>
@@ -194,8 +202,9 @@ struct SqliteStore::Impl {
     detail::LookupCache<ApiKey> keys;     // by hash
     detail::LookupCache<Domain> domains;  // by account id, NUL, name
     int version = 0;
-    std::function<void()> queue_listener;  // set before serving, then only read
-    std::function<void()> event_listener;  // the same
+    std::function<void()> queue_listener;               // set before serving, then only read
+    std::function<void()> event_listener;               // the same
+    std::unique_ptr<detail::SearchIndex> search_index;  // null without one (":memory:")
     // After a commit that wrote events: the router may route them now.
     void events_written() const {
         if (event_listener) event_listener();

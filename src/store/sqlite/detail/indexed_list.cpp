@@ -1,0 +1,98 @@
+#include "store/sqlite/detail/indexed_list.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "store/sqlite/detail/search_index.hpp"
+
+namespace posthorn::store::sqlite::detail {
+
+namespace {
+
+// FTS5's query syntax for "these columns contain this string": a phrase in double quotes
+// (its quotes doubled), which the trigram tokenizer matches as a substring.
+std::string match_expression(const IndexedList& list, std::string_view needle) {
+    std::string out = list.columns;
+    out += " : \"";
+    for (const char c : needle) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    out += '"';
+    return out;
+}
+
+std::int64_t created_at_of(std::int64_t rowid) {
+    constexpr std::int64_t kPer = std::int64_t{1} << SearchIndex::kTieBits;
+    const std::int64_t q = rowid / kPer;
+    return (rowid % kPer < 0 ? q - 1 : q) + SearchIndex::kEpoch;  // floor, also below 0
+}
+
+}  // namespace
+
+bool indexable(std::string_view needle) {
+    std::size_t chars = 0;  // UTF-8 characters: bytes that do not continue one
+    for (const char c : needle)
+        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++chars;
+    return chars >= 3;
+}
+
+Result<IndexedPage> indexed_page(Db& db, const IndexedList& list, const IndexedQuery& q,
+                                 const std::vector<TailRow>& tail) {
+    IndexedPage page;
+    const auto match = match_expression(list, q.needle);
+    const std::int64_t lo =
+        q.start ? SearchIndex::rowid_at(*q.start) : std::numeric_limits<std::int64_t>::min();
+    const std::int64_t hi =
+        q.end ? SearchIndex::rowid_at(*q.end + 1) - 1 : std::numeric_limits<std::int64_t>::max();
+    const std::string from = std::string(" FROM search.") + list.text + " t JOIN search." +
+                             list.docs + " d ON d.rowid = t.rowid WHERE t." + list.text +
+                             " MATCH ?1 AND " +
+                             "d.account_no = (SELECT no FROM search.accounts WHERE "
+                             "account_id = ?2) AND t.rowid BETWEEN ?3 AND ?4";
+    {
+        auto c = db.prepare("SELECT count(*)" + from);
+        if (!c) return c.error();
+        c->bind(1, match).bind(2, q.account_id).bind(3, lo).bind(4, hi);
+        auto row = c->step();
+        if (!row) return row.error();
+        page.total = c->int64(0) + static_cast<std::int64_t>(tail.size());
+    }
+    // The index's part of the page: the window of its matches that the tail cannot push out
+    // of it (see docs/architecture.md, "The lists' search index").
+    const auto t = static_cast<std::int64_t>(tail.size());
+    const std::int64_t start = std::max<std::int64_t>(0, q.offset - t);
+    const std::int64_t n = q.offset + q.limit - start;
+    std::vector<TailRow> window;
+    {
+        auto s = db.prepare(std::string("SELECT d.") + list.id_column + ", t.rowid" + from +
+                            (q.descending ? " ORDER BY t.rowid DESC" : " ORDER BY t.rowid ASC") +
+                            " LIMIT ?5 OFFSET ?6");
+        if (!s) return s.error();
+        s->bind(1, match).bind(2, q.account_id).bind(3, lo).bind(4, hi).bind(5, n).bind(6, start);
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            window.emplace_back(created_at_of(s->int64(1)), s->text(0));
+        }
+    }
+    // Merged by creation time, a tail row first among those of its millisecond (descending;
+    // last, ascending).
+    std::vector<const std::string*> merged;
+    merged.reserve(window.size() + tail.size());
+    std::size_t i = 0, j = 0;
+    while (i < window.size() || j < tail.size()) {
+        bool take_tail = i == window.size();
+        if (!take_tail && j < tail.size())
+            take_tail =
+                q.descending ? tail[j].first >= window[i].first : tail[j].first < window[i].first;
+        merged.push_back(take_tail ? &tail[j++].second : &window[i++].second);
+    }
+    const auto from_pos = static_cast<std::size_t>(q.offset - start);
+    for (std::size_t k = from_pos; k < merged.size() && k < from_pos + q.limit; ++k)
+        page.ids.push_back(*merged[k]);
+    return page;
+}
+
+}  // namespace posthorn::store::sqlite::detail

@@ -1,0 +1,225 @@
+// The search index gives the lists the answers the scan gives: a store with the index and
+// one without, on the same file, asked the same searches, before the index has caught up
+// (the tail is scanned), once it has, and with a tail on top of an index.
+#include "store/sqlite/detail/search_index.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "core/id.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+
+namespace posthorn::store::sqlite {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// Each email here has a millisecond of its own (rows of one millisecond are listed in the
+// order of their ids by a scan, and in the order they were indexed by the index), and an id
+// made from it with first_id_at(), not new_id(): ids never go back in time within a process
+// (core/id.hpp), so new_id() with these times would move the ids of the tests that run after.
+constexpr UnixMs kBase = 1'950'000'000'000;
+
+class SearchIndexTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("ph_search_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
+        fs::create_directories(dir_);
+        t0_ = kBase + 10'000'000 * counter_;
+        auto s = SqliteStore::open({.path = path(), .readers = 2});
+        ASSERT_TRUE(s) << s.error().message();
+        indexed_ = std::move(*s);
+        auto plain = SqliteStore::open({.path = path(), .readers = 1, .search_index = false});
+        ASSERT_TRUE(plain) << plain.error().message();
+        scanned_ = std::move(*plain);
+        for (const char* a : {"acc_a", "acc_b"}) {
+            ASSERT_TRUE(run(indexed_->create_account({.id = a, .name = a})));
+            ASSERT_TRUE(run(indexed_->create_domain({.id = std::string("dom_") + a,
+                                                     .account_id = a,
+                                                     .name = "x.example",
+                                                     .token = std::string("t") + a},
+                                                    {})));
+        }
+    }
+    void TearDown() override {
+        indexed_.reset();
+        scanned_.reset();
+        fs::remove_all(dir_);
+    }
+    std::string path() const { return (dir_ / "s.db").string(); }
+
+    template <class T>
+    T run(asio::awaitable<T> aw) {
+        asio::io_context ctx;
+        std::optional<T> out;
+        asio::co_spawn(ctx, std::move(aw), [&](std::exception_ptr e, T v) {
+            if (e) std::rethrow_exception(e);
+            out = std::move(v);
+        });
+        ctx.run();
+        return std::move(*out);
+    }
+
+    // Email k of `account`, made at t0_ + 10k: subject words and recipients that the
+    // searches below pick among.
+    void add_email(const std::string& account, int k) {
+        static const char* kWords[] = {"Invoice", "Shipped", "Welcome", "Receipt"};
+        const UnixMs at = t0_ + 10 * k;
+        NewEmail n;
+        n.email = {
+            .id = first_id_at("em_", at),
+            .account_id = account,
+            .domain_id = "dom_" + account,
+            .from_email = k % 2 ? "billing@x.example" : "news@x.example",
+            .from_name = k % 3 ? "Acme" : "",
+            .to_display = "user" + std::to_string(k) + "@dest" + std::to_string(k % 5) + ".net",
+            .subject = std::string(kWords[k % 4]) + " no. " + std::to_string(k),
+            .message_id = "m" + std::to_string(k),
+            .return_token = "rt" + std::to_string(k),
+            .created_at = at,
+            .queued_at = at};
+        n.email.envelope_id = first_id_at("env_", at);
+        n.total_recipients = 2;
+        n.recipients = {Recipient{.address = n.email.to_display, .domain = "dest.net"},
+                        Recipient{.address = "cc" + std::to_string(k) + "@copy.org",
+                                  .domain = "copy.org",
+                                  .type = domain::RecipientType::cc}};
+        n.raw = "Subject: x\r\n\r\nx\r\n";
+        ASSERT_TRUE(run(indexed_->create_email(std::move(n))));
+    }
+
+    void add_inbound(const std::string& account, int k) {
+        const UnixMs at = t0_ + 10 * k + 5;
+        const auto id = first_id_at("in_", at);
+        std::vector<InboundEmail> in{{.id = id,
+                                      .account_id = account,
+                                      .domain_id = "dom_" + account,
+                                      .from_email = "sender" + std::to_string(k) + "@far.example",
+                                      .from_name = k % 2 ? "Far Away" : "",
+                                      .to_address = "inbox@x.example",
+                                      .subject = k % 3 ? "Question " + std::to_string(k) : "Reply",
+                                      .raw = "x",
+                                      .received_at = at}};
+        ASSERT_TRUE(run(indexed_->create_inbound(std::move(in), {})));
+    }
+
+    // Every search below, on both stores: the same totals and pages.
+    void expect_same_answers(const std::string& when) {
+        const std::vector<std::string> needles = {
+            "invoice", "INVOICE", "user1", "@dest3.net",   "cc17@", "no. 2",
+            "billing", "acme",    "env_",  "nothing here", "ppy.or"};
+        for (const auto& account : {"acc_a", "acc_b"}) {
+            for (const auto& needle : needles) {
+                for (auto order : {SortOrder::desc, SortOrder::asc}) {
+                    for (const std::int64_t page : {1, 2, 4}) {
+                        SearchQuery q{.account_id = account,
+                                      .page = page,
+                                      .limit = 7,
+                                      .order = order,
+                                      .search = needle};
+                        const auto what =
+                            when + " " + account + " '" + needle + "' page " + std::to_string(page);
+                        compare_emails(q, what);
+                        q.start = t0_ + 100;
+                        q.end = t0_ + 400;
+                        compare_emails(q, what + " in dates");
+                        q.sort_by = "created_at";
+                        auto a = run(indexed_->list_envelopes(q));
+                        auto b = run(scanned_->list_envelopes(q));
+                        ASSERT_TRUE(a && b) << what;
+                        EXPECT_EQ(a->total, b->total) << what << " (envelopes)";
+                        ASSERT_EQ(a->items.size(), b->items.size()) << what << " (envelopes)";
+                        for (std::size_t i = 0; i < a->items.size(); ++i)
+                            EXPECT_EQ(a->items[i].id, b->items[i].id) << what << " (envelopes)";
+                        SearchQuery iq{.account_id = account,
+                                       .page = page,
+                                       .limit = 5,
+                                       .sort_by = "received_at",
+                                       .order = order,
+                                       .search = needle == "invoice" ? "QUESTION" : needle};
+                        auto c = run(indexed_->list_inbound(iq));
+                        auto d = run(scanned_->list_inbound(iq));
+                        ASSERT_TRUE(c && d) << what;
+                        EXPECT_EQ(c->total, d->total) << what << " (inbound)";
+                        ASSERT_EQ(c->items.size(), d->items.size()) << what << " (inbound)";
+                        for (std::size_t i = 0; i < c->items.size(); ++i)
+                            EXPECT_EQ(c->items[i].id, d->items[i].id) << what << " (inbound)";
+                    }
+                }
+            }
+        }
+    }
+    void compare_emails(const SearchQuery& q, const std::string& what) {
+        auto a = run(indexed_->list_emails(q));
+        auto b = run(scanned_->list_emails(q));
+        ASSERT_TRUE(a && b) << what;
+        EXPECT_EQ(a->total, b->total) << what;
+        ASSERT_EQ(a->items.size(), b->items.size()) << what;
+        for (std::size_t i = 0; i < a->items.size(); ++i) {
+            EXPECT_EQ(a->items[i].id, b->items[i].id) << what << " item " << i;
+            EXPECT_EQ(a->items[i].subject, b->items[i].subject) << what;
+        }
+    }
+
+    static inline std::atomic<int> counter_{0};
+    UnixMs t0_ = kBase;
+    fs::path dir_;
+    std::unique_ptr<SqliteStore> indexed_, scanned_;
+};
+
+TEST_F(SearchIndexTest, TheIndexAnswersAsTheScanDoes) {
+    for (int k = 0; k < 60; ++k) {
+        add_email(k % 3 ? "acc_a" : "acc_b", k);
+        add_inbound(k % 2 ? "acc_a" : "acc_b", k);
+    }
+    expect_same_answers("all in the tail or being indexed");
+    ASSERT_TRUE(indexed_->wait_search_indexed(10s));
+    EXPECT_EQ(
+        [&] {
+            sqlite3* db = nullptr;
+            sqlite3_open((path() + "-search").c_str(), &db);
+            sqlite3_stmt* st = nullptr;
+            sqlite3_prepare_v2(db, "SELECT count(*) FROM email_docs", -1, &st, nullptr);
+            sqlite3_step(st);
+            const auto n = sqlite3_column_int(st, 0);
+            sqlite3_finalize(st);
+            sqlite3_close(db);
+            return n;
+        }(),
+        60)
+        << "every email indexed";
+    expect_same_answers("all indexed");
+    // More on top: an index and a tail together (the next ones may be indexed meanwhile or
+    // not; the answers must not depend on it).
+    for (int k = 60; k < 90; ++k) {
+        add_email(k % 3 ? "acc_a" : "acc_b", k);
+        add_inbound(k % 2 ? "acc_a" : "acc_b", k);
+    }
+    expect_same_answers("indexed and a tail");
+    ASSERT_TRUE(indexed_->wait_search_indexed(10s));
+    expect_same_answers("all indexed again");
+}
+
+// The index is derived data: removed, or of another version, it is built again from the
+// store when the store opens.
+TEST_F(SearchIndexTest, AMissingIndexIsBuiltAgain) {
+    for (int k = 0; k < 20; ++k) add_email("acc_a", k);
+    ASSERT_TRUE(indexed_->wait_search_indexed(10s));
+    indexed_.reset();
+    for (const char* suffix : {"-search", "-search-wal", "-search-shm"})
+        fs::remove(path() + suffix);
+    auto s = SqliteStore::open({.path = path(), .readers = 1});
+    ASSERT_TRUE(s) << s.error().message();
+    indexed_ = std::move(*s);
+    ASSERT_TRUE(indexed_->wait_search_indexed(10s));
+    expect_same_answers("rebuilt");
+}
+
+}  // namespace
+}  // namespace posthorn::store::sqlite
