@@ -1,10 +1,13 @@
-# ph_module(name DEPS ph_x ... PRIVATE_DEPS Lib::x ... TEST_DEPS ph_y_testing ...)
+# ph_module(name DEPS ph_x ... PRIVATE_DEPS Lib::x ... TEST_DEPS ph_y_testing ...
+#           TEST_ARGS --gtest_filter=... ...)
 #
 # One folder of src/ = one static library ph_<name> built from its *.cpp (not *_test.cpp,
 # and nothing under a testing/ folder), and, when the folder has *_test.cpp files, one
 # GoogleTest executable ph_<name>_tests registered with ctest under the label "unit". DEPS is
 # the module's allowed set of lower modules (CONVENTIONS §1); tools/check_layers.py enforces
-# the same set on #includes.
+# the same set on #includes. TEST_ARGS are given to the executable by unit.<name> (a module
+# whose executable also holds tests registered otherwise leaves them out with a filter:
+# store/ and its contract tests).
 #
 # testing/ (at any depth: dns/testing/, store/sqlite/detail/testing/) holds fakes that only
 # test targets link (CONVENTIONS §1). Its *.cpp become a separate static library
@@ -13,7 +16,7 @@
 # executable of another module asks for it with TEST_DEPS ph_<name>_testing. ph_<name>, and
 # so the posthorn binary, never contain it.
 function(ph_module name)
-  cmake_parse_arguments(ARG "" "" "DEPS;PRIVATE_DEPS;TEST_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DEPS;PRIVATE_DEPS;TEST_DEPS;TEST_ARGS" ${ARGN})
   set(dir ${CMAKE_CURRENT_SOURCE_DIR})
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${dir}/*.cpp)
   file(GLOB_RECURSE tests CONFIGURE_DEPENDS ${dir}/*_test.cpp)
@@ -61,7 +64,7 @@ function(ph_module name)
       target_link_libraries(ph_${name}_tests PRIVATE ph_${name}_testing)
     endif()
     ph_warnings(ph_${name}_tests)
-    add_test(NAME unit.${name} COMMAND ph_${name}_tests)
+    add_test(NAME unit.${name} COMMAND ph_${name}_tests ${ARG_TEST_ARGS})
     set_tests_properties(unit.${name} PROPERTIES LABELS "unit")
   endif()
 endfunction()
