@@ -164,6 +164,7 @@ asio::awaitable<Result<void>> SqliteStore::update_domain_settings(std::string ac
 }
 
 asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
+    const bool any_event = c.event.has_value();
     auto job = [c = std::move(c)](Db& db) -> Result<void> {
         auto s = db.prepare(
             "UPDATE domains SET status = ?3, records = ?4, last_checked_at = ?5, "
@@ -184,7 +185,11 @@ asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
         if (c.event) return insert_event(db, *c.event);
         return {};
     };
-    return impl_->write_lookups<void>(std::move(job));
+    auto r = co_await impl_->write_lookups<void>(std::move(job));
+    // Its event is in the outbox: wake the router, as change_email and create_inbound do
+    // (it used not to, and a domain.verified waited for the router's next poll).
+    if (r && any_event) impl_->events_written();
+    co_return r;
 }
 
 asio::awaitable<Result<void>> SqliteStore::postpone_domain_check(std::string account_id,
