@@ -272,9 +272,10 @@ bool by_index(const SearchQuery& q, bool indexed) {
 }  // namespace
 
 asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email(NewEmail n) {
-    // Held by pointer: the job is moved many times on its way to the writer, the email not.
-    auto job = [p = std::make_shared<const NewEmail>(std::move(n))](
-                   Db& db) -> Result<std::optional<StoredResponse>> {
+    // Held by pointer: the job is moved many times on its way to the writer, the email not;
+    // and once stored its message stays in memory for delivery (detail/recent_messages.hpp).
+    auto email = std::make_shared<const NewEmail>(std::move(n));
+    auto job = [p = email](Db& db) -> Result<std::optional<StoredResponse>> {
         // The check and the insert share the writer's transaction, so of ten requests
         // with one key, exactly one inserts and nine replay its answer.
         const NewEmail& n = *p;
@@ -298,6 +299,7 @@ asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email
     // A named job, not a lambda temporary, inside co_await (docs/architecture.md).
     auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job));
     if (r && !*r) {
+        impl_->recent_messages.put(email->email.account_id, email->email.id, email, &email->raw);
         if (impl_->queue_listener) impl_->queue_listener();
         if (impl_->search_index) impl_->search_index->poke();
     }
@@ -466,6 +468,8 @@ asio::awaitable<Result<Email>> SqliteStore::find_email_by_return_token(std::stri
 
 asio::awaitable<Result<std::string>> SqliteStore::email_raw(std::string account_id,
                                                             std::string id) {
+    if (auto raw = impl_->recent_messages.find(account_id, id))
+        return Impl::ready(Result<std::string>(std::move(*raw)));
     return impl_->read(
         [account_id = std::move(account_id), id = std::move(id)](Db& db) -> Result<std::string> {
             auto s = db.prepare(

@@ -13,6 +13,7 @@
 #include "store/sqlite/detail/db.hpp"
 #include "store/sqlite/detail/events.hpp"
 #include "store/sqlite/detail/lookup_cache.hpp"
+#include "store/sqlite/detail/recent_messages.hpp"
 #include "store/sqlite/detail/search_index.hpp"
 #include "store/sqlite/detail/writer.hpp"
 #include "store/sqlite/sqlite_store.hpp"
@@ -205,6 +206,7 @@ struct SqliteStore::Impl {
     std::function<void()> queue_listener;               // set before serving, then only read
     std::function<void()> event_listener;               // the same
     std::unique_ptr<detail::SearchIndex> search_index;  // null without one (":memory:")
+    detail::RecentMessages recent_messages{32u << 20};
     // After a commit that wrote events: the router may route them now.
     void events_written() const {
         if (event_listener) event_listener();
