@@ -241,18 +241,30 @@ Result<Page<T>> indexed_search(Db& db, const SearchQuery& q, const std::string& 
             tail.emplace_back(t->int64(0), t->text(1));
         }
     }
+    // Without a search or a date bound, the total is the account's kept count.
+    const bool counted = !q.search && !q.start && !q.end;
     auto found = detail::indexed_page(
         db, emails ? detail::kEmailsBySubjectOrRecipient : detail::kEnvelopesBySenderSubjectOrId,
         {.account_id = q.account_id,
-         .needle = *q.search,
+         .needle = q.search.value_or(""),
          .start = q.start,
          .end = q.end,
          .descending = q.order != SortOrder::asc,
          .offset = (q.page - 1) * q.limit,
-         .limit = q.limit},
+         .limit = q.limit,
+         .count = !counted},
         tail);
     if (!found) return found.error();
     Page<T> page{.total = found->total};
+    if (counted) {
+        auto c =
+            db.prepare("SELECT COALESCE((SELECT n FROM email_counts WHERE account_id = ?1), 0)");
+        if (!c) return c.error();
+        c->bind(1, q.account_id);
+        auto row = c->step();
+        if (!row) return row.error();
+        page.total = c->int64(0);
+    }
     for (const auto& id : found->ids) {
         auto s = db.prepare(select + " FROM emails e WHERE e.account_id = ?1 AND e.id = ?2");
         if (!s) return s.error();
@@ -264,9 +276,16 @@ Result<Page<T>> indexed_search(Db& db, const SearchQuery& q, const std::string& 
     return page;
 }
 
-// Whether `q` is answered by the index: a search it can answer, in the order of time.
+// Deeper than this many rows, a page in the order of time is read from the index of the
+// account's documents (narrow rows) rather than the emails table (wide ones).
+constexpr std::int64_t kDeepOffset = 2000;
+
+// Whether `q` is answered by the index, in the order of time: a search it can answer (three
+// characters or more), a date bound (counted in the index's narrow rows) or a deep page.
 bool by_index(const SearchQuery& q, bool indexed) {
-    return indexed && q.search && detail::indexable(*q.search) && q.sort_by == "created_at";
+    if (!indexed || q.sort_by != "created_at") return false;
+    if (q.search) return detail::indexable(*q.search);
+    return q.start || q.end || (q.page - 1) * q.limit > kDeepOffset;
 }
 
 }  // namespace

@@ -45,12 +45,19 @@ Result<IndexedPage> indexed_page(Db& db, const IndexedList& list, const IndexedQ
         q.start ? SearchIndex::rowid_at(*q.start) : std::numeric_limits<std::int64_t>::min();
     const std::int64_t hi =
         q.end ? SearchIndex::rowid_at(*q.end + 1) - 1 : std::numeric_limits<std::int64_t>::max();
-    const std::string from = std::string(" FROM search.") + list.text + " t JOIN search." +
-                             list.docs + " d ON d.rowid = t.rowid WHERE t." + list.text +
-                             " MATCH ?1 AND " +
-                             "d.account_no = (SELECT no FROM search.accounts WHERE "
-                             "account_id = ?2) AND t.rowid BETWEEN ?3 AND ?4";
-    {
+    // By the FTS5 table for a search; by the account's index of its documents otherwise
+    // (?1 then stands for nothing: 1 = 1).
+    const bool search = !q.needle.empty();
+    const std::string account = "(SELECT no FROM search.accounts WHERE account_id = ?2)";
+    const std::string from =
+        search ? std::string(" FROM search.") + list.text + " t JOIN search." + list.docs +
+                     " d ON d.rowid = t.rowid WHERE t." + list.text + " MATCH ?1 AND " +
+                     "d.account_no = " + account + " AND t.rowid BETWEEN ?3 AND ?4"
+               : std::string(" FROM search.") + list.docs +
+                     " t WHERE ?1 = ?1 AND t.account_no = " + account +
+                     " AND t.rowid BETWEEN ?3 AND ?4";
+    const std::string id = std::string(search ? "d." : "t.") + list.id_column;
+    if (q.count) {
         auto c = db.prepare("SELECT count(*)" + from);
         if (!c) return c.error();
         c->bind(1, match).bind(2, q.account_id).bind(3, lo).bind(4, hi);
@@ -65,7 +72,7 @@ Result<IndexedPage> indexed_page(Db& db, const IndexedList& list, const IndexedQ
     const std::int64_t n = q.offset + q.limit - start;
     std::vector<TailRow> window;
     {
-        auto s = db.prepare(std::string("SELECT d.") + list.id_column + ", t.rowid" + from +
+        auto s = db.prepare("SELECT " + id + ", t.rowid" + from +
                             (q.descending ? " ORDER BY t.rowid DESC" : " ORDER BY t.rowid ASC") +
                             " LIMIT ?5 OFFSET ?6");
         if (!s) return s.error();

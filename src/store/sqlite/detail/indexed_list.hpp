@@ -37,6 +37,7 @@ struct IndexedQuery {
     bool descending = true;
     std::int64_t offset = 0;
     std::int64_t limit = 20;
+    bool count = true;  // false: the caller knows the total (IndexedPage::total is then 0)
 };
 
 struct IndexedPage {
@@ -47,9 +48,10 @@ struct IndexedPage {
 // A row of the tail: found by a scan, not yet in the index.
 using TailRow = std::pair<std::int64_t, std::string>;  // created_at, id
 
-// The page: the index's matches of the account, merged with `tail` (every matching row
-// the index does not hold yet, in the list's order), by creation time; a tail row goes
-// first among rows of the same millisecond (it was written last).
+// The page: the index's matches of the account (with an empty needle, every row it holds,
+// by the account's index of its documents), merged with `tail` (every matching row the index
+// does not hold yet, in the list's order), by creation time; a tail row goes first among rows
+// of the same millisecond (it was written last).
 Result<IndexedPage> indexed_page(Db& db, const IndexedList& list, const IndexedQuery& q,
                                  const std::vector<TailRow>& tail);
 

@@ -30,10 +30,12 @@ CREATE TABLE IF NOT EXISTS marks (name TEXT PRIMARY KEY, value INTEGER NOT NULL)
 CREATE TABLE IF NOT EXISTS accounts (no INTEGER PRIMARY KEY, account_id TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS email_docs (rowid INTEGER PRIMARY KEY, account_no INTEGER NOT NULL,
                                        email_id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS email_docs_account ON email_docs (account_no, rowid);
 CREATE VIRTUAL TABLE IF NOT EXISTS email_text USING fts5(subject, recipients, sender, envelope,
     tokenize = 'trigram', content = '', columnsize = 0);
 CREATE TABLE IF NOT EXISTS inbound_docs (rowid INTEGER PRIMARY KEY, account_no INTEGER NOT NULL,
                                          inbound_id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS inbound_docs_account ON inbound_docs (account_no, rowid);
 CREATE VIRTUAL TABLE IF NOT EXISTS inbound_text USING fts5(sender, recipient, subject,
     tokenize = 'trigram', content = '', columnsize = 0);
 )";

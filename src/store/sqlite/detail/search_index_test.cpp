@@ -155,6 +155,19 @@ class SearchIndexTest : public ::testing::Test {
             }
         }
     }
+    // Lists without a search: date bounds (counted in the index) and pages.
+    void expect_same_lists(const std::string& when) {
+        for (const auto& account : {"acc_a", "acc_b"})
+            for (auto order : {SortOrder::desc, SortOrder::asc})
+                for (const std::int64_t page : {1, 3}) {
+                    SearchQuery q{.account_id = account, .page = page, .limit = 6, .order = order};
+                    q.start = t0_ + 95;
+                    q.end = t0_ + 505;
+                    compare_emails(q, when + " " + account + " dates page " + std::to_string(page));
+                    q.end.reset();
+                    compare_emails(q, when + " " + account + " from a date");
+                }
+    }
     void compare_emails(const SearchQuery& q, const std::string& what) {
         auto a = run(indexed_->list_emails(q));
         auto b = run(scanned_->list_emails(q));
@@ -179,6 +192,7 @@ TEST_F(SearchIndexTest, TheIndexAnswersAsTheScanDoes) {
         add_inbound(k % 2 ? "acc_a" : "acc_b", k);
     }
     expect_same_answers("all in the tail or being indexed");
+    expect_same_lists("all in the tail or being indexed");
     ASSERT_TRUE(indexed_->wait_search_indexed(10s));
     EXPECT_EQ(
         [&] {
@@ -195,6 +209,7 @@ TEST_F(SearchIndexTest, TheIndexAnswersAsTheScanDoes) {
         60)
         << "every email indexed";
     expect_same_answers("all indexed");
+    expect_same_lists("all indexed");
     // More on top: an index and a tail together (the next ones may be indexed meanwhile or
     // not; the answers must not depend on it).
     for (int k = 60; k < 90; ++k) {
@@ -202,8 +217,25 @@ TEST_F(SearchIndexTest, TheIndexAnswersAsTheScanDoes) {
         add_inbound(k % 2 ? "acc_a" : "acc_b", k);
     }
     expect_same_answers("indexed and a tail");
+    expect_same_lists("indexed and a tail");
     ASSERT_TRUE(indexed_->wait_search_indexed(10s));
     expect_same_answers("all indexed again");
+}
+
+// A page deeper than 2000 rows is read from the index's narrow rows: the same page.
+TEST_F(SearchIndexTest, DeepPagesAreThoseOfTheScan) {
+    for (int k = 0; k < 2150; ++k) add_email("acc_a", k);
+    ASSERT_TRUE(indexed_->wait_search_indexed(30s));
+    for (int k = 2150; k < 2170; ++k) add_email("acc_a", k);  // and a tail
+    for (auto order : {SortOrder::desc, SortOrder::asc})
+        for (const std::int64_t page : {2, 102, 103, 107, 109}) {  // offsets 20; 2020 on
+            SearchQuery q{.account_id = "acc_a", .page = page, .limit = 20, .order = order};
+            compare_emails(q, "deep page " + std::to_string(page));
+            auto e = run(indexed_->list_emails(q));
+            ASSERT_TRUE(e);
+            EXPECT_EQ(e->total, 2170);
+            EXPECT_EQ(e->items.size(), page == 109 ? 10u : 20u) << page;
+        }
 }
 
 // The index is derived data: removed, or of another version, it is built again from the
