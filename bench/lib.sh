@@ -310,3 +310,150 @@ memory_line() {
   echo "- Memory: before the runs, $TOUCHED_GIB GiB of free memory written once and freed ($TOUCHED_S s), so that the"
   echo "  page cache that a growing database or queue fills is memory the VM's host already backs (\`touch_free_memory\`, bench/lib.sh)."
 }
+
+# The posthorn of a benchmark, set up as bench/send_emails.sh describes: dnsmasq (sets
+# dns_port, dns_version), a delivery relay that listens and never answers, which holds the
+# delivery engine (hold_port, hold_pid; held_sessions counts its connections), posthorn on a
+# fresh data dir with an account and an API key (ph_env, ph_port, ph_pid, key, auth, base,
+# ph_url, db), and the domain $DOMAIN verified against dnsmasq. Uses the sourcing script's
+# globals (tmp, PY, DNSMASQ, DKIM_ZONE, SPF_INCLUDE, INBOUND_MX, SEND_RATE, ph_commit) and
+# its helpers (start_dnsmasq, wait_http, api).
+start_posthorn_with_verified_domain() {
+  free_udp_port
+  dns_port=$REPLY
+  mkdir -p "$tmp/dns"
+  printf 'local=/%s/\n' test example example.com example.net example.org >"$tmp/dns/base.conf"
+  start_dnsmasq "$tmp/dns/base.conf"
+  dns_version=$("$DNSMASQ" --version 2>/dev/null | awk 'NR == 1 { print $3 }')
+  say "dnsmasq $dns_version: pid $dns_pid on 127.0.0.1:$dns_port"
+
+  # The delivery relay that holds the delivery engine: it listens (the kernel completes the
+  # connections) and never accepts nor answers.
+  free_port
+  hold_port=$REPLY
+  "$PY" -c '
+  import signal, socket, sys
+  s = socket.socket()
+  s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+  s.bind(("127.0.0.1", int(sys.argv[1])))
+  s.listen(1024)
+  print("listening", flush=True)
+  signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+  signal.pause()' "$hold_port" >"$tmp/hold.txt" 2>&1 &
+  hold_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    grep -q listening "$tmp/hold.txt" 2>/dev/null && break
+    kill -0 "$hold_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q listening "$tmp/hold.txt" 2>/dev/null || {
+    cat "$tmp/hold.txt" >&2
+    die "the delivery relay listener did not start on 127.0.0.1:$hold_port"
+  }
+  # Connections established to the listener, that is delivery sessions waiting for a greeting.
+  # shellcheck disable=SC2317  # defined here, called by the sourcing script
+  held_sessions() {
+    if command -v ss >/dev/null 2>&1; then
+      ss -Htn state established "( sport = :$hold_port )" 2>/dev/null | wc -l
+    else
+      echo "?"
+    fi
+  }
+
+  free_port
+  ph_port=$REPLY
+  free_port
+  ph_smtp_sub=$REPLY
+  free_port
+  ph_smtp_in=$REPLY
+  ph_env=(
+    "POSTHORN_SERVER_DATA_DIR=$tmp/data"
+    "POSTHORN_HTTP_LISTEN=127.0.0.1:$ph_port"
+    "POSTHORN_SMTP_SUBMISSION_LISTEN=127.0.0.1:$ph_smtp_sub"
+    "POSTHORN_SMTP_INBOUND_LISTEN=127.0.0.1:$ph_smtp_in"
+    "POSTHORN_DNS_SERVERS=127.0.0.1:$dns_port"
+    "POSTHORN_DNS_DKIM_ZONE=$DKIM_ZONE"
+    "POSTHORN_DNS_SPF_INCLUDE=$SPF_INCLUDE"
+    "POSTHORN_DNS_INBOUND_MX=$INBOUND_MX"
+    "POSTHORN_LIMITS_SEND_RATE_PER_MINUTE=$SEND_RATE"
+    "POSTHORN_DELIVERY_RELAY=127.0.0.1:$hold_port"
+    "POSTHORN_DELIVERY_TLS=off"
+    "POSTHORN_DELIVERY_CONNECT_TIMEOUT_S=3600"
+    "POSTHORN_DELIVERY_COMMAND_TIMEOUT_S=3600"
+  )
+  mkdir -p "$tmp/data"
+  db="$tmp/data/posthorn.db"
+  bounded 60 "$tmp/account.txt" "$tmp/account.txt" env "${ph_env[@]}" "$tmp/posthorn" account create bench || {
+    cat "$tmp/account.txt" >&2
+    die "posthorn account create failed"
+  }
+  bounded 60 "$tmp/key.txt" "$tmp/key.err" env "${ph_env[@]}" "$tmp/posthorn" key create --account bench || {
+    cat "$tmp/key.txt" "$tmp/key.err" >&2
+    die "posthorn key create failed"
+  }
+  key=$(tail -n1 "$tmp/key.txt")
+  [[ -n $key ]] || die "posthorn key create printed no key"
+  auth="Authorization: Bearer $key"
+  base="http://127.0.0.1:$ph_port"
+  ph_url="$base/v1/emails"
+
+  env "${ph_env[@]}" "$tmp/posthorn" serve >"$tmp/posthorn.log" 2>&1 &
+  ph_pid=$!
+  if ! wait_http "$ph_pid" 20 200 -H "$auth" "$base/v1/domains"; then
+    tail -n 30 "$tmp/posthorn.log" >&2 || true
+    die "posthorn did not answer 200 on $base/v1/domains within 20 s"
+  fi
+  [[ -f $db ]] || die "no database at $db (has the default data dir layout changed?)"
+  say "posthorn $ph_commit: pid $ph_pid on 127.0.0.1:$ph_port, data dir $tmp/data"
+
+  # The sending domain, verified against dnsmasq.
+  code=$(api POST /v1/domains "$tmp/domain.json" "{\"domain\":\"$DOMAIN\"}")
+  [[ $code == 201 ]] || die "POST /v1/domains answered $code: $(head -c 500 "$tmp/domain.json")"
+  bounded 60 "$tmp/zone.txt" "$tmp/zone.err" env "${ph_env[@]}" "$tmp/posthorn" dns zone || {
+    cat "$tmp/zone.txt" "$tmp/zone.err" >&2
+    die "posthorn dns zone failed"
+  }
+  # The records as a user and an operator would publish them: the DKIM CNAMEs and, for each
+  # target, the TXT that `posthorn dns zone` prints (a dnsmasq cname target must be a name
+  # dnsmasq knows: hence the host-record), SPF, DMARC and MX.
+  if ! "$PY" - "$tmp/domain.json" "$tmp/zone.txt" "$INBOUND_MX" >"$tmp/dns/records.conf" 2>"$tmp/dns/records.err" <<'PY'; then
+import json, re, sys
+domain = json.load(open(sys.argv[1]))
+zone = {}
+for line in open(sys.argv[2]):
+    if line.startswith(";") or not line.strip():
+        continue
+    owner = line.split()[0].rstrip(".")
+    zone[owner] = "".join(re.findall(r'"([^"]*)"', line.split(" ; ")[0]))
+
+def txt(name, value):
+    parts = [value[i:i + 255] for i in range(0, len(value), 255)] or [""]
+    print("txt-record=%s,%s" % (name, ",".join('"' + p.replace('"', '\\"') + '"' for p in parts)))
+
+recs = domain["records"]
+for r in recs["dkim"]:
+    target = r["value"]
+    if target not in zone:
+        sys.exit(f"posthorn dns zone has no TXT for {target}")
+    print(f"cname={r['host']},{target}")
+    print(f"host-record={target},127.0.0.10")
+    txt(target, zone[target])
+txt(recs["spf"]["host"], recs["spf"]["value"])
+txt(recs["dmarc"]["host"], recs["dmarc"]["value"])
+print(f"mx-host={recs['inbound']['host']},{sys.argv[3]},10")
+print(f"host-record={sys.argv[3]},127.0.0.11")
+PY
+    cat "$tmp/dns/records.err" "$tmp/domain.json" "$tmp/zone.txt" >&2
+    die "cannot make the DNS records of $DOMAIN"
+  fi
+  cat "$tmp/dns/base.conf" "$tmp/dns/records.conf" >"$tmp/dns/domain.conf"
+  stop_dnsmasq
+  start_dnsmasq "$tmp/dns/domain.conf"
+  code=$(api POST "/v1/domains/$DOMAIN/verify" "$tmp/verify.json")
+  status=$(jfield "$tmp/verify.json" status)
+  if [[ $code != 200 || $status != VERIFIED ]]; then
+    cat "$tmp/dns/domain.conf" >&2
+    die "POST /v1/domains/$DOMAIN/verify answered $code, status '${status:-?}': $(head -c 1500 "$tmp/verify.json")"
+  fi
+  say "domain $DOMAIN: VERIFIED against dnsmasq"
+}
