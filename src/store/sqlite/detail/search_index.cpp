@@ -70,6 +70,22 @@ class ReadTxn {
     bool ok_ = false;
 };
 
+// Runs `write` in a write transaction of `db`: committed when it succeeds, rolled back
+// otherwise.
+template <class F>
+Result<void> in_transaction(Db& db, F write) {
+    if (auto r = db.run("BEGIN IMMEDIATE"); !r) return r.error();
+    if (auto w = write(); !w) {
+        (void)db.exec("ROLLBACK");
+        return w.error();
+    }
+    if (auto r = db.run("COMMIT"); !r) {
+        (void)db.exec("ROLLBACK");
+        return r.error();
+    }
+    return {};
+}
+
 // One email to index: its recipients' addresses and what its lists search.
 struct EmailDoc {
     std::string account_id, email_id, subject, recipients, sender, envelope;
@@ -296,7 +312,6 @@ Result<SearchIndex::Progress> SearchIndex::index_emails() {
     std::sort(docs.begin(), docs.end(), [](const EmailDoc& a, const EmailDoc& b) {
         return std::tie(a.created_at, a.email_id) < std::tie(b.created_at, b.email_id);
     });
-    if (auto r = index_.run("BEGIN IMMEDIATE"); !r) return r.error();
     auto write = [&]() -> Result<void> {
         auto doc = index_.prepare(
             "INSERT INTO email_docs (rowid, account_no, email_id) VALUES (?1, ?2, ?3)");
@@ -322,14 +337,7 @@ Result<SearchIndex::Progress> SearchIndex::index_emails() {
         }
         return set_mark(index_, "recipients", through);
     };
-    if (auto w = write(); !w) {
-        (void)index_.exec("ROLLBACK");
-        return w.error();
-    }
-    if (auto r = index_.run("COMMIT"); !r) {
-        (void)index_.exec("ROLLBACK");
-        return r.error();
-    }
+    if (auto r = in_transaction(index_, write); !r) return r.error();
     return Progress{.more = full};
 }
 
@@ -373,7 +381,6 @@ Result<SearchIndex::Progress> SearchIndex::index_inbound() {
     std::sort(docs.begin(), docs.end(), [](const InboundDoc& a, const InboundDoc& b) {
         return std::tie(a.received_at, a.id) < std::tie(b.received_at, b.id);
     });
-    if (auto r = index_.run("BEGIN IMMEDIATE"); !r) return r.error();
     auto write = [&]() -> Result<void> {
         auto doc = index_.prepare(
             "INSERT INTO inbound_docs (rowid, account_no, inbound_id) VALUES (?1, ?2, ?3)");
@@ -397,14 +404,7 @@ Result<SearchIndex::Progress> SearchIndex::index_inbound() {
         }
         return set_mark(index_, "inbound", through);
     };
-    if (auto w = write(); !w) {
-        (void)index_.exec("ROLLBACK");
-        return w.error();
-    }
-    if (auto r = index_.run("COMMIT"); !r) {
-        (void)index_.exec("ROLLBACK");
-        return r.error();
-    }
+    if (auto r = in_transaction(index_, write); !r) return r.error();
     return Progress{.more = full};
 }
 
