@@ -332,14 +332,14 @@ start_posthorn_with_verified_domain() {
   free_port
   hold_port=$REPLY
   "$PY" -c '
-  import signal, socket, sys
-  s = socket.socket()
-  s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-  s.bind(("127.0.0.1", int(sys.argv[1])))
-  s.listen(1024)
-  print("listening", flush=True)
-  signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-  signal.pause()' "$hold_port" >"$tmp/hold.txt" 2>&1 &
+import signal, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(1024)
+print("listening", flush=True)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+signal.pause()' "$hold_port" >"$tmp/hold.txt" 2>&1 &
   hold_pid=$!
   for ((i = 0; i < 100; i++)); do
     grep -q listening "$tmp/hold.txt" 2>/dev/null && break
