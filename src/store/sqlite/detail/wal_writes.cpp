@@ -137,7 +137,12 @@ const sqlite3_io_methods kMethods = {
     .xSync = on_sync,
     .xFileSize = on_file_size,
     .xLock = [](sqlite3_file* f, int lock) { return real(f).xLock(f, lock); },
-    .xUnlock = [](sqlite3_file* f, int lock) { return real(f).xUnlock(f, lock); },
+    .xUnlock =
+        [](sqlite3_file* f, int lock) {
+            // A database file's lock may go to another connection: what it wrote goes out first.
+            if (const int rc = flush(f); rc != SQLITE_OK) return rc;
+            return real(f).xUnlock(f, lock);
+        },
     .xCheckReservedLock = [](sqlite3_file* f,
                              int* out) { return real(f).xCheckReservedLock(f, out); },
     .xFileControl = on_file_control,
@@ -152,14 +157,16 @@ const sqlite3_io_methods kMethods = {
 };
 
 // Opens with the default VFS of the moment (ours is never the default), then takes over the
-// methods of a WAL file.
+// methods of a WAL file and of a database file.
 int on_open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* out_flags) {
     sqlite3_vfs* base = sqlite3_vfs_find(nullptr);
     if (base == nullptr || base == &g_vfs) base = sqlite3_vfs_find("unix");
     if (base == nullptr || base->szOsFile > g_vfs.szOsFile - static_cast<int>(sizeof(Gather)))
         return SQLITE_CANTOPEN;
     const int rc = base->xOpen(base, name, f, flags, out_flags);
-    if (rc != SQLITE_OK || f->pMethods == nullptr || (flags & SQLITE_OPEN_WAL) == 0) return rc;
+    if (rc != SQLITE_OK || f->pMethods == nullptr ||
+        (flags & (SQLITE_OPEN_WAL | SQLITE_OPEN_MAIN_DB)) == 0)
+        return rc;
     gather(f) = Gather{.methods = f->pMethods, .buffer = nullptr, .length = 0, .offset = 0};
     f->pMethods = &kMethods;
     return rc;

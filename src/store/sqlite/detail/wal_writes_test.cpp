@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 // and the next one failed on demand: what the gathering VFS hands down to the default.
 class WalWriteVfs : testing::HookedVfs {
   public:
-    WalWriteVfs()
-        : HookedVfs("ph-wal-writes", SQLITE_OPEN_WAL, [](sqlite3_io_methods& m) {
+    explicit WalWriteVfs(int files = SQLITE_OPEN_WAL)
+        : HookedVfs("ph-wal-writes", files, [](sqlite3_io_methods& m) {
               real_write_ = m.xWrite;
               m.xWrite = [](sqlite3_file* f, const void* data, int n, sqlite3_int64 at) {
                   if (fail_.exchange(false)) return SQLITE_IOERR_WRITE;
@@ -139,6 +139,34 @@ TEST_F(WalWritesTest, ATransactionLargerThanTheGatheringIsWhole) {
     EXPECT_EQ(theirs.size(), 2000000u);
     EXPECT_EQ(theirs, one(db, "SELECT hex(v) FROM t"));
     EXPECT_EQ(one(*reader, "PRAGMA integrity_check"), "ok");
+}
+
+// A checkpoint copies the frames of forty rows of a page or so each into the database file:
+// the consecutive pages go out in a few writes, and the file holds them whole.
+TEST_F(WalWritesTest, ACheckpointReachesTheDatabaseInAFewWrites) {
+    WalWriteVfs counting(SQLITE_OPEN_MAIN_DB);
+    {
+        auto db = new_table("CREATE TABLE t (n INTEGER, v BLOB)");
+        ASSERT_TRUE(db.exec("PRAGMA wal_autocheckpoint=0"));
+        ASSERT_TRUE(
+            db.exec("WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 40) "
+                    "INSERT INTO t SELECT i, randomblob(3000) FROM k"));
+        counting.clear();
+        ASSERT_TRUE(db.exec("PRAGMA wal_checkpoint(TRUNCATE)"));
+        // The WAL is empty: what is read now comes from the database file.
+        EXPECT_EQ(fs::file_size(path_ + "-wal"), 0u);
+        const auto sizes = counting.sizes();
+        EXPECT_GE(sizes.size(), 1u);
+        EXPECT_LE(sizes.size(), 6u) << "40 pages or more";
+        for (int n : sizes) EXPECT_LT(n, 0x20000);
+        auto reader = Db::open(path_, false);
+        ASSERT_TRUE(reader);
+        EXPECT_EQ(one(*reader, "SELECT count(*) || ' ' || sum(length(v)) FROM t"), "40 120000");
+    }
+    auto again = Db::open(path_, false);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(one(*again, "SELECT count(*) || ' ' || sum(n) FROM t"), "40 820");
+    EXPECT_EQ(one(*again, "PRAGMA integrity_check"), "ok");
 }
 
 // A write that fails when the gathered frames go out (at the commit's sync) fails the
