@@ -226,11 +226,13 @@ Result<Page<T>> indexed_search(Db& db, const SearchQuery& q, const std::string& 
     const std::int64_t through = *mrow ? mark->int64(0) : 0;
     std::vector<detail::TailRow> tail;
     {
+        // Driven by the recipients above the mark (CROSS JOIN keeps them the outer loop):
+        // with a date bound the planner would rather walk every email in it.
         const auto f = search_filter(q, emails);
-        auto t = db.prepare("SELECT e.created_at, e.id FROM emails e" + f.where +
-                            " AND e.id IN (SELECT email_id FROM recipients WHERE id > ?9 AND "
-                            "account_id = ?1)" +
-                            f.order);
+        auto t = db.prepare(
+            "SELECT e.created_at, e.id FROM (SELECT DISTINCT email_id FROM recipients "
+            "WHERE id > ?9 AND account_id = ?1) AS tail CROSS JOIN emails e" +
+            f.where + " AND e.id = tail.email_id" + f.order);
         if (!t) return t.error();
         bind_filter(*t, q);
         t->bind(9, through);

@@ -157,7 +157,11 @@ asio::awaitable<Result<Page<InboundEmail>>> SqliteStore::list_inbound(SearchQuer
             if (!mrow) return mrow.error();
             const std::int64_t through = *mrow ? mark->int64(0) : 0;
             std::vector<detail::TailRow> tail;
-            auto t = db.prepare("SELECT i.received_at, i.id" + where + " AND i.rowid > ?9" + order);
+            // Driven by the rows above the mark (CROSS JOIN keeps them the outer loop).
+            auto t = db.prepare(
+                "SELECT i.received_at, i.id FROM (SELECT rowid AS r FROM inbound_emails "
+                "WHERE rowid > ?9) AS tail CROSS JOIN" +
+                where.substr(std::string(" FROM").size()) + " AND i.rowid = tail.r" + order);
             if (!t) return t.error();
             bind(*t);
             t->bind(9, through);

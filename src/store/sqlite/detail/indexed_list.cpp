@@ -50,7 +50,11 @@ Result<IndexedPage> indexed_page(Db& db, const IndexedList& list, const IndexedQ
     const bool search = !q.needle.empty();
     const std::string account = "(SELECT no FROM search.accounts WHERE account_id = ?2)";
     const std::string from =
-        search ? std::string(" FROM search.") + list.text + " t JOIN search." + list.docs +
+        // CROSS JOIN: the FTS5 table is the outer loop (SQLite keeps the order written), so
+        // that its matches are read once, in rowid order, each looked up in the documents by
+        // rowid; left to choose, the planner took every document of the account as the outer
+        // loop and ran the match once for each (seconds at 20,000 emails).
+        search ? std::string(" FROM search.") + list.text + " t CROSS JOIN search." + list.docs +
                      " d ON d.rowid = t.rowid WHERE t." + list.text + " MATCH ?1 AND " +
                      "d.account_no = " + account + " AND t.rowid BETWEEN ?3 AND ?4"
                : std::string(" FROM search.") + list.docs +
