@@ -93,8 +93,10 @@ std::string new_id(std::string_view prefix, UnixMs now) {
 }
 
 std::string first_id_at(std::string_view prefix, UnixMs t) {
+    // An id holds 48 bits of time: before 1970 is the first id, after 10889 the last time.
+    constexpr UnixMs kLast = (UnixMs{1} << 48) - 1;
     Raw raw{};
-    put_time(raw, static_cast<std::uint64_t>(t));
+    put_time(raw, static_cast<std::uint64_t>(std::clamp<UnixMs>(t, 0, kLast)));
     return encode(prefix, raw);
 }
 

@@ -41,6 +41,9 @@ TEST(Id, FirstIdAtBoundsTheIdsOfItsMillisecond) {
     EXPECT_EQ(floor.substr(0, 14), new_id("log_", t).substr(0, 14)) << "the same time digits";
     EXPECT_LE(floor, new_id("log_", t));
     EXPECT_LT(new_id("log_", t), first_id_at("log_", t + 1));
+    // Times an id cannot hold are its ends, so that a bound of the year 1 or 20000 still orders.
+    EXPECT_EQ(first_id_at("log_", -62'135'596'800'000), first_id_at("log_", 0));
+    EXPECT_EQ(first_id_at("log_", 569'000'000'000'000), first_id_at("log_", (UnixMs{1} << 48) - 1));
 }
 
 TEST(Id, IdTimeIsTheMillisecondOfTheId) {

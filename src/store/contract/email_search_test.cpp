@@ -173,6 +173,15 @@ TEST_P(StoreContract, DateBoundsAreInclusiveToTheMillisecond) {
     EXPECT_EQ(s.emails({.limit = 10, .start = kT0 + 21, .end = kT0 + 29}, &total), V{});
     EXPECT_EQ(total, 0);
     EXPECT_EQ(s.emails({.limit = 10, .start = kT0 + 41}), V{});
+    // Bounds far from today: the years 3000 and 1.
+    constexpr UnixMs kYear3000 = 32'503'680'000'000, kYear1 = -62'135'596'800'000;
+    EXPECT_EQ(s.emails({.limit = 10, .start = kYear3000}, &total), V{});
+    EXPECT_EQ(total, 0);
+    EXPECT_EQ(s.emails({.limit = 10, .end = kYear1}, &total), V{});
+    EXPECT_EQ(total, 0);
+    EXPECT_EQ(s.emails({.limit = 10, .start = kYear1, .end = kYear3000}, &total),
+              (V{5, 4, 3, 2, 1, 0}));
+    EXPECT_EQ(total, 6);
     EXPECT_EQ(s.emails({.page = 2, .limit = 1, .order = SortOrder::asc, .start = kT0 + 10}, &total),
               (V{2}));
     EXPECT_EQ(total, 5);

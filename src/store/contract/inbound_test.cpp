@@ -159,6 +159,9 @@ TEST_P(StoreContract, InboundMailIsSearchedSortedAndPaged) {
     EXPECT_EQ(total, 3);
     EXPECT_EQ(list({.start = kT0 + 21}), (V{4}));
     EXPECT_EQ(list({.end = kT0 + 9}), (V{0}));
+    EXPECT_EQ(list({.start = 32'503'680'000'000}, &total), V{}) << "the year 3000";
+    EXPECT_EQ(total, 0);
+    EXPECT_EQ(list({.end = -62'135'596'800'000}), V{}) << "the year 1";
     EXPECT_EQ(list({.page = 2, .limit = 1, .search = "order", .start = kT0}, &total), (V{0}));
     EXPECT_EQ(total, 2);
 }

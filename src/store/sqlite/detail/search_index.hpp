@@ -22,6 +22,7 @@
 // Thread-safety: poke() and wait_caught_up() from any thread.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -40,9 +41,13 @@ class SearchIndex {
     static constexpr int kTieBits = 22;
     static constexpr int kVersion = 1;
 
-    // The first rowid of millisecond `at`.
+    // The first rowid of millisecond `at`. Rowids span 2^41 ms (70 years) on each side of
+    // kEpoch; a time beyond is taken as the nearest end (a date bound of the year 3000 or 1
+    // would otherwise overflow).
     static std::int64_t rowid_at(std::int64_t at) {
-        return (at - kEpoch) * (std::int64_t{1} << kTieBits);
+        constexpr std::int64_t kSpan = (std::int64_t{1} << (63 - kTieBits)) - 1;
+        const std::int64_t ms = std::clamp(at, kEpoch - kSpan, kEpoch + kSpan) - kEpoch;
+        return ms * (std::int64_t{1} << kTieBits);
     }
     // The path of the index of the store at `store_path`.
     static std::string path_of(const std::string& store_path) { return store_path + "-search"; }
