@@ -20,7 +20,7 @@ constexpr std::size_t kMaxFilenameBytes = 255;   // what file systems take
 constexpr std::size_t kMaxContentIdBytes = 250;  // Content-ID: <cid> on one line
 constexpr std::size_t kMaxIdempotencyKey = 256;
 
-http::Response validation(std::string message) {
+http::Response validation(std::string_view message) {
     return http::error_response(400, "VALIDATION_ERROR", message);
 }
 

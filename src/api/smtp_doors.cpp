@@ -267,7 +267,7 @@ class Inbound final : public smtp::SessionHandler {
         if (owners.empty())
             co_return reply(550,
                             "5.7.1 Relaying denied: " + box.domain + " does not receive mail here");
-        targets_.push_back({box.address(), std::move(owners)});
+        targets_.emplace_back(box.address(), std::move(owners));
         co_return reply(250, "2.1.5 Recipient OK");
     }
 

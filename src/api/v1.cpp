@@ -175,7 +175,7 @@ asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, std::strin
     co_return co_await routes[*m.route](std::move(ctx));
 }
 
-V1::V1(Deps deps) : impl_(std::make_shared<Impl>(deps)) {}
+V1::V1(Deps deps) : impl_(std::make_shared<Impl>(std::move(deps))) {}
 V1::~V1() = default;
 
 asio::awaitable<http::Response> V1::handle(http::Request req) {

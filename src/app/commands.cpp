@@ -17,7 +17,7 @@ template <class T>
 T block_on(asio::awaitable<T> aw) {
     asio::io_context ctx;
     std::optional<T> out;
-    asio::co_spawn(ctx, std::move(aw), [&](std::exception_ptr e, T v) {
+    asio::co_spawn(ctx, std::move(aw), [&](const std::exception_ptr& e, T v) {
         if (e) std::rethrow_exception(e);
         out = std::move(v);
     });
@@ -29,7 +29,7 @@ std::unique_ptr<store::Store> open_or_die(const Config& config) {
     auto s = open_store(config, 1);
     if (!s) {
         std::cerr << "posthorn: cannot open the database: " << s.error().message() << "\n";
-        std::exit(1);
+        std::exit(1);  // NOLINT(concurrency-mt-unsafe): the CLI runs no other thread
     }
     return std::move(*s);
 }

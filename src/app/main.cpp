@@ -27,9 +27,7 @@ void install_log_sink() {
     });
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
     CLI::App cli{"posthorn — a self-hosted transactional email service"};
     cli.require_subcommand(1);
     cli.fallthrough();
@@ -65,6 +63,7 @@ int main(int argc, char** argv) {
     install_log_sink();
     app::Config config;
     try {
+        // NOLINTNEXTLINE(concurrency-mt-unsafe): no other thread exists yet
         config = app::load_config(config_path, [](const char* name) { return std::getenv(name); });
     } catch (const app::ConfigError& e) {
         std::cerr << "posthorn: configuration error: " << e.what() << "\n";
@@ -83,4 +82,15 @@ int main(int argc, char** argv) {
         return 2;
     }
     return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {  // exit code 1 and the reason, not std::terminate
+        std::cerr << "posthorn: " << e.what() << "\n";
+        return 1;
+    }
 }

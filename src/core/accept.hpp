@@ -83,7 +83,7 @@ asio::awaitable<void> accept_connections(std::shared_ptr<void> owner,
         socket.set_option(asio::ip::tcp::no_delay(true), ec);
         std::shared_ptr<Conn> conn = make(std::move(socket));
         conns.add(conn);
-        asio::co_spawn(ctx, serve(conn), [owner, conn, &conns, what](std::exception_ptr e) {
+        asio::co_spawn(ctx, serve(conn), [owner, conn, &conns, what](const std::exception_ptr& e) {
             if (e) {
                 try {
                     std::rethrow_exception(e);

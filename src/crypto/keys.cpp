@@ -88,7 +88,7 @@ Result<std::string> base64_decode(std::string_view text) {
     const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), u8(text),
                                   static_cast<int>(text.size()));
     if (n < 0) return errc::bad_encoding;
-    std::size_t len = static_cast<std::size_t>(n);
+    const auto len = static_cast<std::size_t>(n);
     // EVP_DecodeBlock counts padding as zero bytes; take them off, and refuse '=' inside.
     std::size_t pad = 0;
     while (pad < text.size() && text[text.size() - 1 - pad] == '=') ++pad;

@@ -140,9 +140,9 @@ void library_init() {
 
 void library_cleanup() noexcept { ares_library_cleanup(); }
 
-Result<std::unique_ptr<CaresResolver>> CaresResolver::create(asio::any_io_executor executor,
-                                                             Options options) {
-    auto channel = Channel::open(std::move(executor), options);
+Result<std::unique_ptr<CaresResolver>> CaresResolver::create(const asio::any_io_executor& executor,
+                                                             const Options& options) {
+    auto channel = Channel::open(executor, options);
     if (!channel) return channel.error();
     auto impl = std::make_shared<Impl>(Impl{std::move(*channel)});
     return std::unique_ptr<CaresResolver>(new CaresResolver(std::move(impl)));
@@ -150,6 +150,9 @@ Result<std::unique_ptr<CaresResolver>> CaresResolver::create(asio::any_io_execut
 
 CaresResolver::CaresResolver(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+// asio::dispatch throws only for an empty executor (never here) or when out of memory, and
+// then terminating is right.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 CaresResolver::~CaresResolver() {
     // c-ares may only be touched on its strand: close there (at once, when we are on it).
     auto channel = impl_->channel;

@@ -52,13 +52,13 @@ class CaresResolver final : public Resolver {
     // Fails with std::errc::invalid_argument for a bad option (not an IP literal, port 0,
     // timeout or tries below 1), with errc::other when c-ares cannot be set up (or
     // library_init() was not called).
-    static Result<std::unique_ptr<CaresResolver>> create(asio::any_io_executor executor,
-                                                         Options options);
+    static Result<std::unique_ptr<CaresResolver>> create(const asio::any_io_executor& executor,
+                                                         const Options& options);
 
     CaresResolver(const CaresResolver&) = delete;
     CaresResolver& operator=(const CaresResolver&) = delete;
     // Cancels pending queries: they complete with errc::cancelled.
-    ~CaresResolver() override;
+    ~CaresResolver() override;  // NOLINT(bugprone-exception-escape): see the .cpp
 
     // Closes the channel now and waits until it is closed (call it from outside the
     // resolver's executor, while that executor still runs): pending lookups complete with

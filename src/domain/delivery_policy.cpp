@@ -169,7 +169,7 @@ std::string enhanced_code(std::string_view reply_text) {
         p = 4;
     while (p < s.size() && s[p] == ' ') ++p;
     if (auto n = code_at(s, p)) return std::string(s.substr(p, n));
-    for (auto hash = s.find("#"); hash != std::string_view::npos; hash = s.find('#', hash + 1))
+    for (auto hash = s.find('#'); hash != std::string_view::npos; hash = s.find('#', hash + 1))
         if (auto n = code_at(s, hash + 1)) return std::string(s.substr(hash + 1, n));
     return {};
 }

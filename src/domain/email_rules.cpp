@@ -96,6 +96,7 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
     change.clicked_at = email.clicked_at;
 
     std::vector<const Recipient*> named;
+    named.reserve(about.size());
     for (auto i : about) named.push_back(&recipients[i]);
     auto raise = [&](EventKind kind) {
         change.events.push_back(make_event(kind, email.account_id, email.id,

@@ -353,6 +353,9 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
 Server::Server(core::IoPool& pool, Options options, Handler handler)
     : impl_(std::make_shared<Impl>(pool, std::move(options), std::move(handler))) {}
 
+// stop() posts to the acceptor's and the sessions' executors: Asio throws there only for an
+// empty executor (never here) or when out of memory, and then terminating is right.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 Server::~Server() { stop(); }
 
 Result<tcp::endpoint> Server::start() {

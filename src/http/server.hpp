@@ -38,7 +38,7 @@ class Server {
     };
 
     Server(core::IoPool& pool, Options options, Handler handler);
-    ~Server();
+    ~Server();  // NOLINT(bugprone-exception-escape): see server.cpp
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 

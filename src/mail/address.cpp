@@ -26,7 +26,7 @@ bool has_control(std::string_view s) {
     return false;
 }
 
-BadAddress bad(std::string_view text, std::string why) {
+BadAddress bad(std::string_view text, const std::string& why) {
     return BadAddress{"'" + std::string(text) + "' is not a valid email address: " + why};
 }
 

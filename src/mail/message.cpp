@@ -84,9 +84,9 @@ GObj<GMimeObject> attachment_part(const Attachment& a) {
     return GObj<GMimeObject>(GMIME_OBJECT(part.release()));
 }
 
-GObj<GMimeObject> multipart(const char* subtype, std::vector<GObj<GMimeObject>> parts) {
+GObj<GMimeObject> multipart(const char* subtype, const std::vector<GObj<GMimeObject>>& parts) {
     GObj<GMimeMultipart> mp(g_mime_multipart_new_with_subtype(subtype));
-    for (auto& p : parts) g_mime_multipart_add(mp.get(), p.get());  // adds its own reference
+    for (const auto& p : parts) g_mime_multipart_add(mp.get(), p.get());  // adds its own reference
     return GObj<GMimeObject>(GMIME_OBJECT(mp.release()));
 }
 
@@ -126,7 +126,7 @@ GObj<GMimeObject> message_body(const MessageSpec& spec) {
         html = text_part("html", *spec.html);
         if (!inline_parts.empty()) {
             inline_parts.insert(inline_parts.begin(), std::move(html));
-            html = multipart("related", std::move(inline_parts));
+            html = multipart("related", inline_parts);
             g_mime_object_set_content_type_parameter(html.get(), "type", "text/html");
         }
     }
@@ -135,7 +135,7 @@ GObj<GMimeObject> message_body(const MessageSpec& spec) {
         std::vector<GObj<GMimeObject>> alt;
         alt.push_back(text_part("plain", *spec.text));
         alt.push_back(std::move(html));
-        body = multipart("alternative", std::move(alt));
+        body = multipart("alternative", alt);
     } else if (html) {
         body = std::move(html);
     } else {
@@ -143,7 +143,7 @@ GObj<GMimeObject> message_body(const MessageSpec& spec) {
     }
     if (!files.empty()) {
         files.insert(files.begin(), std::move(body));
-        body = multipart("mixed", std::move(files));
+        body = multipart("mixed", files);
     }
     return body;
 }

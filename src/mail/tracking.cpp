@@ -6,6 +6,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/text.hpp"
+
 namespace posthorn::mail {
 namespace {
 
@@ -19,10 +21,7 @@ bool is_web_link(std::string_view url) {
     while (!url.empty() && std::isspace(static_cast<unsigned char>(url.front())))
         url.remove_prefix(1);
     auto starts = [&](std::string_view p) {
-        if (url.size() < p.size()) return false;
-        for (std::size_t i = 0; i < p.size(); ++i)
-            if (std::tolower(static_cast<unsigned char>(url[i])) != p[i]) return false;
-        return true;
+        return url.size() >= p.size() && core::ascii_iequals(url.substr(0, p.size()), p);
     };
     return starts("http://") || starts("https://");
 }
@@ -87,7 +86,7 @@ std::string track_html(std::string_view html, const Tracking& t) {
     gumbo_destroy_output(&kGumboDefaultOptions, out);
     if (t.pixel_url) {
         const std::string img = "<img src=\"" + attribute_escape(*t.pixel_url) +
-                                "\" width=\"1\" height=\"1\" alt=\"\" style=\"display:none\">";
+                                R"(" width="1" height="1" alt="" style="display:none">)";
         edits.push_back({body_end.value_or(source.size()), 0, img});
     }
     // Apply from the back, so that earlier offsets stay right (the edits are of distinct

@@ -40,7 +40,7 @@ struct ServerOptions {
 class Server {
   public:
     Server(core::IoPool& pool, ServerOptions options, HandlerFactory factory);
-    ~Server();
+    ~Server();  // NOLINT(bugprone-exception-escape): see server.cpp
     Result<asio::ip::tcp::endpoint> start();
     void stop();  // no new connections; sessions end at their next command
     std::size_t connections() const;

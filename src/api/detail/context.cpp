@@ -22,11 +22,11 @@ std::string param(const Context& ctx, std::string_view name) {
     return {};
 }
 
-http::Response validation_error(std::string message) {
+http::Response validation_error(std::string_view message) {
     return http::error_response(400, "VALIDATION_ERROR", message);
 }
 
-http::Response not_found(std::string message) {
+http::Response not_found(std::string_view message) {
     return http::error_response(404, "NOT_FOUND", message);
 }
 

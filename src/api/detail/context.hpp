@@ -25,8 +25,8 @@ http::Response json(unsigned status, const boost::json::value& v);
 http::Response internal_error(std::string_view what, const error_code& ec);
 // The value of path placeholder `name` ("" when absent).
 std::string param(const Context& ctx, std::string_view name);
-http::Response validation_error(std::string message);
-http::Response not_found(std::string message = "not found");
+http::Response validation_error(std::string_view message);
+http::Response not_found(std::string_view message = "not found");
 // The pagination object of DESIGN §5.
 boost::json::object pagination(const Paging& p, std::int64_t total);
 

@@ -51,11 +51,11 @@ Result<std::string> servers_csv(const std::vector<ServerAddress>& servers) {
 
 }  // namespace
 
-Channel::Channel(asio::any_io_executor strand) : strand_(strand), timer_(strand_) {}
+Channel::Channel(asio::any_io_executor strand) : strand_(std::move(strand)), timer_(strand_) {}
 
 Channel::~Channel() { close(); }
 
-Result<std::shared_ptr<Channel>> Channel::open(asio::any_io_executor executor,
+Result<std::shared_ptr<Channel>> Channel::open(const asio::any_io_executor& executor,
                                                const CaresResolver::Options& options) {
     if (ares_library_initialized() != ARES_SUCCESS) {
         log::error("dns: c-ares is not initialised (dns::library_init() was not called)");

@@ -28,7 +28,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
     // (empty unless the status is ARES_SUCCESS).
     using OnAnswer = std::function<void(int status, std::span<const std::uint8_t> answer)>;
 
-    static Result<std::shared_ptr<Channel>> open(asio::any_io_executor executor,
+    static Result<std::shared_ptr<Channel>> open(const asio::any_io_executor& executor,
                                                  const CaresResolver::Options& options);
     ~Channel();
     Channel(const Channel&) = delete;

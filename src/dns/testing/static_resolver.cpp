@@ -14,17 +14,17 @@ StaticResolver::Node& StaticResolver::node(const std::string& name) {
     return zone_[detail::canonical_name(name)];
 }
 
-StaticResolver& StaticResolver::add_txt(std::string name, std::string text) {
+StaticResolver& StaticResolver::add_txt(const std::string& name, std::string text) {
     node(name).txt.push_back(std::move(text));
     return *this;
 }
 
-StaticResolver& StaticResolver::add_cname(std::string name, std::string target) {
+StaticResolver& StaticResolver::add_cname(const std::string& name, const std::string& target) {
     node(name).cnames.push_back(detail::canonical_name(target));
     return *this;
 }
 
-StaticResolver& StaticResolver::add_mx(std::string domain, std::string host,
+StaticResolver& StaticResolver::add_mx(const std::string& domain, const std::string& host,
                                        std::uint16_t preference) {
     auto& records = node(domain).mx;
     records.push_back(MxRecord{preference, detail::canonical_name(host)});
@@ -32,14 +32,14 @@ StaticResolver& StaticResolver::add_mx(std::string domain, std::string host,
     return *this;
 }
 
-StaticResolver& StaticResolver::add_address(std::string host, asio::ip::address ip) {
+StaticResolver& StaticResolver::add_address(const std::string& host, const asio::ip::address& ip) {
     auto& list = node(host).addresses;
     list.push_back(ip);
     std::stable_partition(list.begin(), list.end(), [](const auto& a) { return a.is_v4(); });
     return *this;
 }
 
-StaticResolver& StaticResolver::add_failure(std::string name, errc why) {
+StaticResolver& StaticResolver::add_failure(const std::string& name, errc why) {
     node(name).failure = why;
     return *this;
 }

@@ -26,13 +26,14 @@ namespace posthorn::dns {
 class StaticResolver final : public Resolver {
   public:
     // One TXT RR of `name` (call again for a second RR).
-    StaticResolver& add_txt(std::string name, std::string text);
-    StaticResolver& add_cname(std::string name, std::string target);
+    StaticResolver& add_txt(const std::string& name, std::string text);
+    StaticResolver& add_cname(const std::string& name, const std::string& target);
     // `host` "" or "." is the null MX of RFC 7505.
-    StaticResolver& add_mx(std::string domain, std::string host, std::uint16_t preference = 10);
-    StaticResolver& add_address(std::string host, asio::ip::address ip);
+    StaticResolver& add_mx(const std::string& domain, const std::string& host,
+                           std::uint16_t preference = 10);
+    StaticResolver& add_address(const std::string& host, const asio::ip::address& ip);
     // servfail, timeout, nxdomain, ...: every lookup of `name` fails so.
-    StaticResolver& add_failure(std::string name, errc why);
+    StaticResolver& add_failure(const std::string& name, errc why);
 
     asio::awaitable<Result<std::vector<std::string>>> txt(std::string name) override;
     asio::awaitable<Result<std::vector<std::string>>> cname(std::string name) override;

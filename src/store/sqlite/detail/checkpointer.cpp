@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
+#include <system_error>
 
 #include "core/log.hpp"
 #include "core/thread_name.hpp"
@@ -28,7 +28,8 @@ Checkpointer::Checkpointer(Db db, sqlite3* writer, int restart, int threshold, i
         const int nice = getpriority(PRIO_PROCESS, self);
         if ((nice == -1 && errno != 0) ||
             setpriority(PRIO_PROCESS, self, std::min(nice + kNiceIncrement, 19)) != 0)
-            log::warn("store: lowering the checkpointer's priority: {}", std::strerror(errno));
+            log::warn("store: lowering the checkpointer's priority: {}",
+                      std::generic_category().message(errno));  // strerror is not thread-safe
         loop();
     });
 }
