@@ -8,7 +8,7 @@ set -euo pipefail
 
 packages=(
   # build
-  build-essential cmake ninja-build ccache pkg-config clang-format
+  build-essential cmake ninja-build ccache pkg-config clang-format clang-tidy
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-system1.81-dev
   libsqlite3-dev libpq-dev libgmime-3.0-dev libc-ares-dev libssl-dev libcurl4-openssl-dev
   libsimdjson-dev libgumbo-dev libjemalloc-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev libidn2-dev

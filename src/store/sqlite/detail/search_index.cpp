@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <map>
+#include <system_error>
 #include <tuple>
 #include <vector>
 
@@ -131,7 +131,8 @@ void SearchIndex::start() {
         const int nice = getpriority(PRIO_PROCESS, self);
         if ((nice == -1 && errno != 0) ||
             setpriority(PRIO_PROCESS, self, std::min(nice + kNiceIncrement, 19)) != 0)
-            log::warn("store: lowering the search indexer's priority: {}", std::strerror(errno));
+            log::warn("store: lowering the search indexer's priority: {}",
+                      std::generic_category().message(errno));  // strerror is not thread-safe
         loop();
     });
 }
