@@ -158,6 +158,11 @@ const Spec kSpecs[] = {
                  fail(k, "must not contain spaces or control characters");
          c.server.node_id = s;
      }},
+    {"server", "master_key_file", Kind::string,
+     [](Config& c, const std::string& k, const Value& v) {
+         if (str(v).empty()) fail(k, "must not be empty");
+         c.server.master_key_file = str(v);
+     }},
     {"http", "listen", Kind::string,
      [](Config& c, const std::string& k, const Value& v) { c.http.listen = listen_address(k, v); }},
     {"http", "max_connections", Kind::integer,
@@ -260,6 +265,10 @@ const Spec kSpecs[] = {
     {"delivery", "max_connections_per_domain", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
          c.delivery.max_connections_per_domain = int_in(k, v, 1, 1000);
+     }},
+    {"delivery", "lease_s", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.delivery.lease_s = int_in(k, v, 10, 86400);
      }},
     {"limits", "send_rate_per_minute", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
@@ -472,6 +481,8 @@ Config load_config(const std::string& path, const Getenv& getenv) {
         require_readable("smtp.tls_key", c.smtp.tls_key);
     }
     if (c.database.url.empty()) c.database.url = "sqlite://" + c.server.data_dir + "/posthorn.db";
+    if (c.server.master_key_file.empty())
+        c.server.master_key_file = c.server.data_dir + "/master.key";
     if (c.server.node_id.empty()) {
         // The host name and the HTTP port: nodes on one machine differ by their ports.
         char host[256] = {};

@@ -30,6 +30,9 @@ struct Config {
         std::string public_url = "http://localhost:8080";
         int network_threads = 0;  // 0: one fewer than the cores, at least one
         std::string node_id;      // resolved: never empty after load (host name:HTTP port)
+        // The key that seals secrets at rest; several nodes share it. Resolved: never empty
+        // after load (<data_dir>/master.key).
+        std::string master_key_file;
     } server;
     struct {
         HostPort listen{"127.0.0.1", 8080};
@@ -63,6 +66,7 @@ struct Config {
         int command_timeout_s = 300;
         int max_connections = 64;            // SMTP sessions open at once, in all
         int max_connections_per_domain = 8;  // … to one destination
+        int lease_s = 300;  // a claim of mail to deliver lasts this long unless renewed
     } delivery;
     struct {
         int send_rate_per_minute = 1000;

@@ -6,6 +6,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "api/domains.hpp"
@@ -15,6 +17,7 @@
 #include "core/clock.hpp"
 #include "core/io_pool.hpp"
 #include "core/log.hpp"
+#include "crypto/hash.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/tls.hpp"
 #include "delivery/queue_manager.hpp"
@@ -35,6 +38,25 @@ constexpr std::int64_t kDayMs = 86'400'000;
 // A periodic job runs on one node of those that share the store at a time: the one that
 // holds its lease, taken for three of the job's periods and renewed at each run, so that
 // another node takes it over once a node that held it is gone.
+// The key that signs tracking links, which any node must read back. An install made before
+// nodes shared a store has its own file (<data_dir>/tracking.key), kept so that the links in
+// mail already sent stay valid; a new install derives the key from the master key, so that
+// the master key is the one secret the nodes share.
+std::optional<std::string> tracking_secret(const Config& config, const std::string& master_key) {
+    const auto legacy = config.server.data_dir + "/tracking.key";
+    std::error_code ec;
+    if (!std::filesystem::exists(legacy, ec)) {
+        const auto mac = crypto::hmac_sha256(master_key, "posthorn tracking links v1");
+        return std::string(reinterpret_cast<const char*>(mac.data()), mac.size());
+    }
+    auto key = crypto::load_or_create_master_key(legacy);
+    if (!key) {
+        log::error("tracking key {}: {}", legacy, key.error().message());
+        return std::nullopt;
+    }
+    return std::move(*key);
+}
+
 asio::awaitable<bool> holds_job(store::JobLeaseStore& leases, std::string job, std::string node,
                                 const core::Clock& clock, std::chrono::milliseconds period) {
     const auto now = clock.now_ms();
@@ -171,19 +193,16 @@ int serve(const Config& config) {
     auto store = open_store(config, cores);
     if (!store) return 1;
 
-    auto master_key = crypto::load_or_create_master_key(config.server.data_dir + "/master.key");
+    // The master key seals DKIM keys and webhook secrets at rest: every node of a store
+    // reads the same one (server.master_key_file). The first node started makes it.
+    auto master_key = crypto::load_or_create_master_key(config.server.master_key_file);
     if (!master_key) {
-        log::error("master key {}/master.key: {}", config.server.data_dir,
+        log::error("master key {}: {}", config.server.master_key_file,
                    master_key.error().message());
         return 1;
     }
-
-    auto tracking_key = crypto::load_or_create_master_key(config.server.data_dir + "/tracking.key");
-    if (!tracking_key) {
-        log::error("tracking key {}/tracking.key: {}", config.server.data_dir,
-                   tracking_key.error().message());
-        return 1;
-    }
+    auto tracking_key = tracking_secret(config, *master_key);
+    if (!tracking_key) return 1;
 
     core::SystemClock clock;
     core::IoPool pool(io_threads);
@@ -232,6 +251,7 @@ int serve(const Config& config) {
         .command_timeout = std::chrono::seconds(config.delivery.command_timeout_s),
         .max_connections = config.delivery.max_connections,
         .max_connections_per_domain = config.delivery.max_connections_per_domain,
+        .lease = std::chrono::seconds(config.delivery.lease_s),
         .master_key = *master_key,
         .node_id = config.server.node_id};
     if (config.delivery.relay)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <iterator>
 
@@ -204,28 +205,53 @@ Result<std::string> open(std::string_view master_key, std::string_view sealed,
     return out;
 }
 
-Result<std::string> load_or_create_master_key(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (in) {
-        std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (key.size() != kMasterKeyBytes) return errc::key_file;
-        return key;
-    }
-    // O_EXCL: two processes starting at once must not both write a key.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        if (errno == EEXIST) return load_or_create_master_key(path);
-        return errc::key_file;
-    }
-    const std::string key = random_string(kMasterKeyBytes);
-    const bool ok =
-        ::write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size()) && ::fsync(fd) == 0;
+namespace {
+
+// fsync of the folder holding `path`, so that a name just linked there survives a crash.
+void sync_parent_dir(const std::string& path) {
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : path.substr(0, slash);
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;
+    ::fsync(fd);
     ::close(fd);
-    if (!ok) {
-        ::unlink(path.c_str());
-        return errc::key_file;
+}
+
+}  // namespace
+
+Result<std::string> load_or_create_master_key(const std::string& path) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        std::ifstream in(path, std::ios::binary);
+        if (in) {
+            std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            if (key.size() != kMasterKeyBytes) return errc::key_file;
+            return key;
+        }
+        // Written whole to a file of this process's own, then linked to its name: link()
+        // fails when the name exists, so of several nodes starting at once (a key file they
+        // share) one makes the key and the others read that one, never a part of it.
+        const std::string tmp = path + ".new-" + new_id("", 0);
+        const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0) return errc::key_file;
+        const std::string key = random_string(kMasterKeyBytes);
+        const bool written =
+            ::write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size()) &&
+            ::fsync(fd) == 0;
+        ::close(fd);
+        const int linked = written ? ::link(tmp.c_str(), path.c_str()) : -1;
+        const int link_errno = errno;
+        ::unlink(tmp.c_str());
+        if (!written) return errc::key_file;
+        if (linked == 0) {
+            sync_parent_dir(path);
+            return key;
+        }
+        if (link_errno != EEXIST) return errc::key_file;
+        // Another process made it first: read its key.
     }
-    return key;
+    return errc::key_file;
 }
 
 }  // namespace posthorn::crypto

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "crypto/errors.hpp"
 
@@ -60,6 +62,34 @@ TEST(MasterKey, IsCreatedOnceWithMode0600) {
     std::ofstream(path, std::ios::trunc) << "short";
     EXPECT_EQ(load_or_create_master_key(path.string()).error(), errc::key_file);
     std::filesystem::remove(path);
+}
+
+TEST(MasterKey, NodesStartingTogetherShareOneKey) {
+    // Several processes (here threads) creating a key file they share: one makes it, every
+    // other reads that key, whole.
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("ph_master_race_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    for (int round = 0; round < 20; ++round) {
+        const auto path = (dir / ("k" + std::to_string(round))).string();
+        std::vector<std::string> keys(8);
+        std::vector<std::thread> threads;
+        for (auto& k : keys)
+            threads.emplace_back([&path, &k] {
+                auto r = load_or_create_master_key(path);
+                k = r ? *r : "error";
+            });
+        for (auto& t : threads) t.join();
+        for (const auto& k : keys) {
+            EXPECT_EQ(k.size(), kMasterKeyBytes);
+            EXPECT_EQ(k, keys[0]);
+        }
+    }
+    std::size_t left = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        left += e.path().filename().string().starts_with("k") ? 0 : 1;
+    EXPECT_EQ(left, 0u) << "no temporary file is left behind";
+    std::filesystem::remove_all(dir);
 }
 
 }  // namespace

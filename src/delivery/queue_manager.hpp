@@ -39,9 +39,9 @@ struct Options {
     int max_connections_per_domain = 8;  // sessions open at once to one destination
     int batch = 512;                     // recipients claimed at a time
     int max_rcpt_per_transaction = 100;  // RFC 5321 §4.5.3.1.8's minimum a server must take
-    std::chrono::minutes lease{10};
-    std::string master_key;         // unseals the DKIM keys
-    std::string node_id = "local";  // owns this node's leases (server.node_id)
+    std::chrono::seconds lease{300};     // delivery.lease_s
+    std::string master_key;              // unseals the DKIM keys
+    std::string node_id = "local";       // owns this node's leases (server.node_id)
 };
 
 // Counters for a later /metrics endpoint (monotonic since start).

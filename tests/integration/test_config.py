@@ -71,7 +71,9 @@ def test_bad_env_overrides_exit_2_naming_the_variable(posthorn_factory):
                        ("POSTHORN_SMTP_ALLOW_AUTH_WITHOUT_TLS", "perhaps"),
                        ("POSTHORN_DNS_SERVERS", "127.0.0.1:5353,dns.example"),
                        ("POSTHORN_RETENTION_LOGS_DAYS", "0"),
-                       ("POSTHORN_SERVER_NETWORK_THREADS", "257")]:
+                       ("POSTHORN_SERVER_NETWORK_THREADS", "257"),
+                       ("POSTHORN_DELIVERY_LEASE_S", "5"),
+                       ("POSTHORN_SERVER_MASTER_KEY_FILE", "")]:
         ph = posthorn_factory(env={var: value})
         r = run_serve(ph)
         assert r.returncode == 2, (var, r.stderr)

@@ -154,3 +154,39 @@ def test_a_link_with_line_breaks_never_splits_the_redirect(posthorn_factory, dns
     assert "set-cookie" not in {k.lower() for k in c.headers}
     assert "\r" not in c.headers["location"] and "\n" not in c.headers["location"]
     assert c.headers["location"].startswith("https://shop.example/a")
+
+
+def test_a_link_is_read_by_every_node_that_shares_the_master_key(posthorn_factory, dns, tmp_path):
+    """server.master_key_file: the first node makes the key (mode 0600) where it is told; the
+    tracking links it hands out are signed with a key derived from it, so another node on
+    the same store with the same key file follows them, and one with another key does not."""
+    import os
+    import stat
+    shared = tmp_path / "shared" / "master.key"
+    shared.parent.mkdir()
+    a, key, _ = setup_sender(posthorn_factory, dns, POSTHORN_SERVER_MASTER_KEY_FILE=str(shared))
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o600 and len(shared.read_bytes()) == 32
+    assert not (a.data_dir / "master.key").exists(), "not in the data dir when told elsewhere"
+    assert not (a.data_dir / "tracking.key").exists(), "derived from the master key"
+    em = a.request("POST", "/v1/emails", key=key,
+                   body={"from": f"a@{SENDER}", "to": "u@example.net", "subject": "tracked",
+                         "html": HTML, "tracking": {"click": True}}).json()["id"]
+    link = path_of(re.findall(r'href="(http://127\.0\.0\.1:1/t/c/[^"]+)"',
+                              stored_parts(a, em)[1])[0])
+    assert a.get(link).status == 302
+    master = shared.read_bytes()
+    assert a.stop() == 0, a.output()
+
+    # Another node (its own data dir) on the same store, one after the other: SQLite is one
+    # process's store, so the nodes take turns here.
+    store = {"POSTHORN_DATABASE_URL": f"sqlite://{a.db_path}"}
+    b = posthorn_factory(env={**store, "POSTHORN_SERVER_MASTER_KEY_FILE": str(shared)},
+                         name="b").start()
+    r = b.get(link)
+    assert r.status == 302 and r.headers["location"] == "https://shop.example/item?id=7&ref=mail"
+    assert shared.read_bytes() == master, "an existing key is read, never replaced"
+    assert b.stop() == 0, b.output()
+
+    c = posthorn_factory(env=store, name="c").start()  # a master key of its own
+    assert c.get(link).status == 404
+    assert (c.data_dir / "master.key").read_bytes() != master
