@@ -6,24 +6,12 @@
 
 #include "api/keys.hpp"
 #include "app/store_open.hpp"
+#include "core/block_on.hpp"
 #include "core/clock.hpp"
 #include "core/id.hpp"
 
 namespace posthorn::app {
 namespace {
-
-// Runs one coroutine to completion on a private io_context.
-template <class T>
-T block_on(asio::awaitable<T> aw) {
-    asio::io_context ctx;
-    std::optional<T> out;
-    asio::co_spawn(ctx, std::move(aw), [&](const std::exception_ptr& e, T v) {
-        if (e) std::rethrow_exception(e);
-        out = std::move(v);
-    });
-    ctx.run();
-    return std::move(*out);
-}
 
 std::unique_ptr<store::Store> open_or_die(const Config& config) {
     auto s = open_store(config, 1);

@@ -3,6 +3,7 @@
 // a scripted SMTP peer — posthorn's own server engine (smtp::Server) with a handler that
 // answers as each test says and records what it saw.
 #include "delivery/queue_manager.hpp"
+#include "core/block_on.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -152,15 +153,8 @@ class QueueManagerTest : public ::testing::Test {
     static asio::ip::address loopback() { return asio::ip::make_address("127.0.0.1"); }
 
     template <class T>
-    T run(asio::awaitable<T> aw) {
-        asio::io_context ctx;
-        std::optional<T> out;
-        asio::co_spawn(ctx, std::move(aw), [&](std::exception_ptr e, T v) {
-            if (e) std::rethrow_exception(e);
-            out = std::move(v);
-        });
-        ctx.run();
-        return std::move(*out);
+    static T run(asio::awaitable<T> aw) {
+        return block_on(std::move(aw));
     }
 
     Options options() {

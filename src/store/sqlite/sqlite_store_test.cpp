@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/block_on.hpp"
 #include "core/id.hpp"
 #include "domain/email_rules.hpp"
 #include "store/sqlite/detail/migrations.hpp"
@@ -60,15 +61,8 @@ class SqliteStoreTest : public ::testing::Test {
 
     // Runs one coroutine to completion on a private io_context.
     template <class T>
-    T run(asio::awaitable<T> aw) {
-        asio::io_context ctx;
-        std::optional<T> out;
-        asio::co_spawn(ctx, std::move(aw), [&](std::exception_ptr e, T v) {
-            if (e) std::rethrow_exception(e);
-            out = std::move(v);
-        });
-        ctx.run();
-        return std::move(*out);
+    static T run(asio::awaitable<T> aw) {
+        return block_on(std::move(aw));
     }
 
     Account make_account(const std::string& name) {

@@ -2,6 +2,7 @@
 // one without, on the same file, asked the same searches, before the index has caught up
 // (the tail is scanned), once it has, and with a tail on top of an index.
 #include "store/sqlite/detail/search_index.hpp"
+#include "core/block_on.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -55,15 +56,8 @@ class SearchIndexTest : public ::testing::Test {
     std::string path() const { return (dir_ / "s.db").string(); }
 
     template <class T>
-    T run(asio::awaitable<T> aw) {
-        asio::io_context ctx;
-        std::optional<T> out;
-        asio::co_spawn(ctx, std::move(aw), [&](std::exception_ptr e, T v) {
-            if (e) std::rethrow_exception(e);
-            out = std::move(v);
-        });
-        ctx.run();
-        return std::move(*out);
+    static T run(asio::awaitable<T> aw) {
+        return block_on(std::move(aw));
     }
 
     // Email k of `account`, made at t0_ + 10k: subject words and recipients that the
