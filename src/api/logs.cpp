@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 
-#include "core/log.hpp"
 
 namespace posthorn::api {
 
@@ -36,10 +35,7 @@ asio::awaitable<http::Response> list_logs(detail::Context ctx) {
     }
 
     auto page = co_await ctx.deps.logs.list_logs(std::move(q));
-    if (!page) {
-        log::error("list logs: {}", page.error().message());
-        co_return http::error_response(500, "INTERNAL_ERROR", "could not read the request log");
-    }
+    if (!page) co_return detail::internal_error("read the request log", page.error());
     boost::json::array data;
     data.reserve(page->items.size());
     for (const auto& e : page->items) {

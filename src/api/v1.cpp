@@ -124,6 +124,7 @@ asio::awaitable<std::variant<std::string, http::Response>> V1::Impl::authenticat
     if (!found) {
         if (found.error() != store::errc::not_found) {
             log::error("api key lookup: {}", found.error().message());
+            if (found.error() == store::errc::unavailable) co_return detail::store_unavailable();
             co_return http::error_response(500, "INTERNAL_ERROR", "could not check the API key");
         }
         co_return unauthorized("invalid API key");
@@ -187,6 +188,10 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
             res.headers.emplace_back("Allow", "GET, HEAD");
             co_return res;
         }
+        // Liveness, and whether the store answers: a load balancer takes a node whose
+        // database is out of its reach out of rotation (sends would answer 503 there).
+        if (!impl_->deps.store_health.reachable())
+            co_return http::Response{.status = 503, .body = R"({"status":"store_unavailable"})"};
         co_return http::Response{.status = 200, .body = R"({"status":"ok"})"};
     }
     if (req.method == "GET" && (req.path.rfind("/t/o/", 0) == 0 || req.path.rfind("/t/c/", 0) == 0))

@@ -46,6 +46,7 @@ struct Deps {
     store::EmailStore& emails;
     store::InboundStore& inbound;
     store::WebhookStore& webhooks;
+    const store::StoreHealth& store_health;  // GET /healthz
     const core::Clock& clock;
     dns::Resolver& resolver;
     asio::any_io_executor blocking;  // CPU-heavy work (RSA key generation)

@@ -225,6 +225,7 @@ int serve(const Config& config) {
                    .emails = stores,
                    .inbound = stores,
                    .webhooks = stores,
+                   .store_health = stores,
                    .clock = clock,
                    .resolver = **resolver,
                    .blocking = blocking.get_executor(),

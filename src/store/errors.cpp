@@ -19,6 +19,8 @@ class Category final : public boost::system::error_category {
                 return "database error";
             case errc::closed:
                 return "store closed";
+            case errc::unavailable:
+                return "the database cannot be reached";
         }
         return "unknown store error";
     }

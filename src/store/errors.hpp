@@ -14,6 +14,8 @@ enum class errc {
     busy,           // the database stayed locked past the busy timeout
     io,             // the driver failed: disk full, I/O error, corrupt file
     closed,         // the store is shutting down and takes no more work
+    unavailable,    // the database cannot be reached (a server store's lost connection):
+                    // nothing of the operation was written
 };
 
 const boost::system::error_category& error_category() noexcept;

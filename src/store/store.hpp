@@ -200,6 +200,14 @@ class JobLeaseStore {
                                                          UnixMs now, UnixMs until) = 0;
 };
 
+// Whether the store can be reached now: false while a server store (PostgreSQL) has lost
+// its connection and not yet made a new one. Cheap (no round trip): GET /healthz asks it.
+class StoreHealth {
+  public:
+    virtual ~StoreHealth() = default;
+    virtual bool reachable() const noexcept = 0;
+};
+
 class Store : public AccountStore,
               public LogStore,
               public DomainStore,
@@ -207,7 +215,8 @@ class Store : public AccountStore,
               public InboundStore,
               public QueueStore,
               public WebhookStore,
-              public JobLeaseStore {
+              public JobLeaseStore,
+              public StoreHealth {
   public:
     // Completes when everything submitted before it is durable.
     virtual asio::awaitable<Result<void>> flush() = 0;

@@ -10,8 +10,16 @@ http::Response json(unsigned status, const boost::json::value& v) {
     return http::Response{.status = status, .body = boost::json::serialize(v)};
 }
 
+http::Response store_unavailable() {
+    auto r = http::error_response(503, "STORE_UNAVAILABLE",
+                                  "the store cannot be reached; nothing was accepted");
+    r.headers.emplace_back("Retry-After", "5");
+    return r;
+}
+
 http::Response internal_error(std::string_view what, const error_code& ec) {
     log::error("{}: {}", what, ec.message());
+    if (ec == store::errc::unavailable) return store_unavailable();
     return http::error_response(500, "INTERNAL_ERROR",
                                 std::string("could not ") + std::string(what));
 }

@@ -22,7 +22,10 @@ struct Context {
 };
 
 http::Response json(unsigned status, const boost::json::value& v);
+// 500 INTERNAL_ERROR "could not <what>", logged; 503 STORE_UNAVAILABLE when the store
+// could not be reached (nothing was written).
 http::Response internal_error(std::string_view what, const error_code& ec);
+http::Response store_unavailable();
 // The value of path placeholder `name` ("" when absent).
 std::string param(const Context& ctx, std::string_view name);
 http::Response validation_error(std::string_view message);

@@ -107,6 +107,8 @@ class SqliteStore final : public Store {
 
     asio::awaitable<Result<void>> flush() override;
     void close() override;
+    // A file on this machine: reachable as long as it is open.
+    bool reachable() const noexcept override { return true; }
 
     int schema_version() const;
     // Waits until the search index holds everything committed before the call, at most
