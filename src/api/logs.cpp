@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 
-
 namespace posthorn::api {
 
 asio::awaitable<http::Response> list_logs(detail::Context ctx) {
