@@ -16,16 +16,17 @@ namespace posthorn::store::sqlite::detail {
 // What a list searches in the index.
 struct IndexedList {
     const char* docs;       // search.<docs>: rowid, account_no, <id_column>
+    const char* buckets;    // search.<buckets>: the documents counted by second, minute, …
     const char* text;       // search.<text>: the FTS5 table
     const char* id_column;  // email_id | inbound_id
     const char* columns;    // the FTS5 column filter, "{subject recipients}"
 };
-inline constexpr IndexedList kEmailsBySubjectOrRecipient{"email_docs", "email_text", "email_id",
-                                                         "{subject recipients}"};
-inline constexpr IndexedList kEnvelopesBySenderSubjectOrId{"email_docs", "email_text", "email_id",
-                                                           "{subject sender envelope}"};
+inline constexpr IndexedList kEmailsBySubjectOrRecipient{
+    "email_docs", "email_buckets", "email_text", "email_id", "{subject recipients}"};
+inline constexpr IndexedList kEnvelopesBySenderSubjectOrId{
+    "email_docs", "email_buckets", "email_text", "email_id", "{subject sender envelope}"};
 inline constexpr IndexedList kInboundBySenderRecipientOrSubject{
-    "inbound_docs", "inbound_text", "inbound_id", "{sender recipient subject}"};
+    "inbound_docs", "inbound_buckets", "inbound_text", "inbound_id", "{sender recipient subject}"};
 
 // Whether the index can answer a search for `needle`: three characters or more (a trigram).
 bool indexable(std::string_view needle);

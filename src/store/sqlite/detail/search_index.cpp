@@ -31,11 +31,17 @@ CREATE TABLE IF NOT EXISTS accounts (no INTEGER PRIMARY KEY, account_id TEXT NOT
 CREATE TABLE IF NOT EXISTS email_docs (rowid INTEGER PRIMARY KEY, account_no INTEGER NOT NULL,
                                        email_id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS email_docs_account ON email_docs (account_no, rowid);
+CREATE TABLE IF NOT EXISTS email_buckets (account_no INTEGER NOT NULL, level INTEGER NOT NULL,
+    bucket INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (account_no, level, bucket))
+    WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS email_text USING fts5(subject, recipients, sender, envelope,
     tokenize = 'trigram', content = '', columnsize = 0);
 CREATE TABLE IF NOT EXISTS inbound_docs (rowid INTEGER PRIMARY KEY, account_no INTEGER NOT NULL,
                                          inbound_id TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS inbound_docs_account ON inbound_docs (account_no, rowid);
+CREATE TABLE IF NOT EXISTS inbound_buckets (account_no INTEGER NOT NULL, level INTEGER NOT NULL,
+    bucket INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (account_no, level, bucket))
+    WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS inbound_text USING fts5(sender, recipient, subject,
     tokenize = 'trigram', content = '', columnsize = 0);
 )";
@@ -85,6 +91,33 @@ Result<void> in_transaction(Db& db, F write) {
     }
     return {};
 }
+
+// The bucket counts of a batch of documents, added in the batch's transaction.
+class BucketCounts {
+  public:
+    void add(std::int64_t account_no, std::int64_t created_at) {
+        for (int level = 0; level < 4; ++level) {
+            const auto ms = SearchIndex::kBucketMs[level];
+            const auto q = created_at / ms;
+            ++counts_[{account_no, level, created_at % ms < 0 ? q - 1 : q}];
+        }
+    }
+    Result<void> write(Db& db, const char* table) const {
+        auto s = db.prepare(std::string("INSERT INTO ") + table +
+                            " (account_no, level, bucket, n) VALUES (?1, ?2, ?3, ?4) "
+                            "ON CONFLICT (account_no, level, bucket) DO UPDATE SET n = n + ?4");
+        if (!s) return s.error();
+        for (const auto& [key, n] : counts_) {
+            const auto& [account, level, bucket] = key;
+            if (auto r = s->bind(1, account).bind(2, level).bind(3, bucket).bind(4, n).run(); !r)
+                return r;
+        }
+        return {};
+    }
+
+  private:
+    std::map<std::tuple<std::int64_t, int, std::int64_t>, std::int64_t> counts_;
+};
 
 // One email to index: its recipients' addresses and what its lists search.
 struct EmailDoc {
@@ -321,9 +354,11 @@ Result<SearchIndex::Progress> SearchIndex::index_emails() {
             "INSERT INTO email_text (rowid, subject, recipients, sender, envelope) "
             "VALUES (?1, ?2, ?3, ?4, ?5)");
         if (!text) return text.error();
+        BucketCounts buckets;
         for (const auto& d : docs) {
             auto no = account_no(d.account_id);
             if (!no) return no.error();
+            buckets.add(*no, d.created_at);
             auto rowid = next_rowid("email_docs", d.created_at);
             if (!rowid) return rowid.error();
             if (auto r = doc->bind(1, *rowid).bind(2, *no).bind(3, d.email_id).run(); !r) return r;
@@ -336,6 +371,7 @@ Result<SearchIndex::Progress> SearchIndex::index_emails() {
                 !r)
                 return r;
         }
+        if (auto r = buckets.write(index_, "email_buckets"); !r) return r;
         return set_mark(index_, "recipients", through);
     };
     if (auto r = in_transaction(index_, write); !r) return r.error();
@@ -389,9 +425,11 @@ Result<SearchIndex::Progress> SearchIndex::index_inbound() {
         auto text = index_.prepare(
             "INSERT INTO inbound_text (rowid, sender, recipient, subject) VALUES (?1, ?2, ?3, ?4)");
         if (!text) return text.error();
+        BucketCounts buckets;
         for (const auto& d : docs) {
             auto no = account_no(d.account_id);
             if (!no) return no.error();
+            buckets.add(*no, d.received_at);
             auto rowid = next_rowid("inbound_docs", d.received_at);
             if (!rowid) return rowid.error();
             if (auto r = doc->bind(1, *rowid).bind(2, *no).bind(3, d.id).run(); !r) return r;
@@ -403,6 +441,7 @@ Result<SearchIndex::Progress> SearchIndex::index_inbound() {
                 !r)
                 return r;
         }
+        if (auto r = buckets.write(index_, "inbound_buckets"); !r) return r;
         return set_mark(index_, "inbound", through);
     };
     if (auto r = in_transaction(index_, write); !r) return r.error();

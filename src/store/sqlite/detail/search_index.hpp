@@ -39,7 +39,12 @@ class SearchIndex {
   public:
     static constexpr std::int64_t kEpoch = 1'600'000'000'000;  // 2020-09-13, in UnixMs
     static constexpr int kTieBits = 22;
-    static constexpr int kVersion = 1;
+    static constexpr int kVersion = 2;
+    // The documents are also counted per account in buckets of these lengths (ms): level 0
+    // the second, 1 the minute, 2 the hour, 3 the day (<docs>_buckets), so that a count over
+    // a time range sums at most a few hundred buckets and steps over the documents of its
+    // two partial seconds only.
+    static constexpr std::int64_t kBucketMs[] = {1'000, 60'000, 3'600'000, 86'400'000};
 
     // The first rowid of millisecond `at`. Rowids span 2^41 ms (70 years) on each side of
     // kEpoch; a time beyond is taken as the nearest end (a date bound of the year 3000 or 1

@@ -8,8 +8,10 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <optional>
 
 #include "core/id.hpp"
 #include "store/sqlite/sqlite_store.hpp"
@@ -62,9 +64,9 @@ class SearchIndexTest : public ::testing::Test {
 
     // Email k of `account`, made at t0_ + 10k: subject words and recipients that the
     // searches below pick among.
-    void add_email(const std::string& account, int k) {
+    void add_email(const std::string& account, int k, std::optional<UnixMs> when = {}) {
         static const char* kWords[] = {"Invoice", "Shipped", "Welcome", "Receipt"};
-        const UnixMs at = t0_ + 10 * k;
+        const UnixMs at = when ? *when : t0_ + 10 * k;
         NewEmail n;
         n.email = {
             .id = first_id_at("em_", at),
@@ -230,6 +232,47 @@ TEST_F(SearchIndexTest, DeepPagesAreThoseOfTheScan) {
             EXPECT_EQ(e->total, 2170);
             EXPECT_EQ(e->items.size(), page == 109 ? 10u : 20u) << page;
         }
+}
+
+// A time range's total comes from the counts of the documents per second, minute, hour and
+// day, and the documents of its partial seconds: the same as the scan's for ranges that start
+// and end anywhere, on the buckets' edges and off them.
+TEST_F(SearchIndexTest, TotalsOfTimeRangesAreTheScans) {
+    constexpr UnixMs kDay = 86'400'000, kSpan = 3 * kDay;
+    const UnixMs day0 = (t0_ / kDay + 1) * kDay;  // a day's first millisecond
+    std::vector<UnixMs> times;
+    for (int k = 0; k < 400; ++k) times.push_back(day0 + (k * 648'017LL) % kSpan);
+    for (int k = 0; k < 400; ++k) add_email("acc_a", k, times[k]);
+    ASSERT_TRUE(indexed_->wait_search_indexed(30s));
+    add_email("acc_a", 400, day0 + kSpan + 5);  // and a tail
+    times.push_back(day0 + kSpan + 5);
+    std::vector<std::pair<UnixMs, UnixMs>> ranges = {
+        {day0, day0 + kSpan},
+        {day0 + kDay, day0 + 2 * kDay - 1},            // one whole day
+        {day0 + 3'600'000, day0 + 7'200'000 - 1},      // one whole hour
+        {day0 + 60'000 * 7, day0 + 60'000 * 8},        // a minute and a millisecond
+        {day0 + 1'000 * 13, day0 + 1'000 * 13 + 999},  // one second
+        {day0 - 1, day0},
+        {day0 + kDay - 1, day0 + kDay + 1},
+    };
+    std::uint64_t x = 12345;
+    for (int i = 0; i < 60; ++i) {  // and ranges anywhere
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const auto a = day0 - 1000 + static_cast<UnixMs>((x >> 16) % (kSpan + 2000));
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const auto len = static_cast<UnixMs>((x >> 16) % (i % 3 == 0 ? 5'000 : kDay * 2));
+        ranges.emplace_back(a, a + len);
+    }
+    for (const auto& [start, end] : ranges) {
+        const auto want = std::count_if(times.begin(), times.end(),
+                                        [&](UnixMs t) { return t >= start && t <= end; });
+        const auto what = std::to_string(start - day0) + ".." + std::to_string(end - day0);
+        SearchQuery q{.account_id = "acc_a", .limit = 5, .start = start, .end = end};
+        auto got = run(indexed_->list_emails(q));
+        ASSERT_TRUE(got) << what;
+        EXPECT_EQ(got->total, want) << what;
+        compare_emails(q, what);
+    }
 }
 
 // The index is derived data: removed, or of another version, it is built again from the
