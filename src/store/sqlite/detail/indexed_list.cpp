@@ -133,23 +133,27 @@ Result<IndexedPage> indexed_page(Db& db, const IndexedList& list, const IndexedQ
                      " t WHERE ?1 = ?1 AND t.account_no = " + account +
                      " AND t.rowid BETWEEN ?3 AND ?4";
     const std::string id = std::string(search ? "d." : "t.") + list.id_column;
-    if (q.count && !search) {
-        // Every document of a time range: from the bucket counts.
+    // Without a needle, the account's documents by time: counted from the buckets.
+    std::optional<std::int64_t> account_no;
+    std::int64_t from_ms = 0, to_ms = 0;  // [from_ms, to_ms): the list's bounds
+    std::int64_t in_index = 0;
+    if (!search) {
         auto no = db.prepare("SELECT no FROM search.accounts WHERE account_id = ?1");
         if (!no) return no.error();
         no->bind(1, q.account_id);
         auto row = no->step();
         if (!row) return row.error();
-        std::int64_t in_index = 0;
-        if (*row) {
-            constexpr std::int64_t kSpan = (std::int64_t{1} << (63 - SearchIndex::kTieBits)) - 1;
-            const std::int64_t first = SearchIndex::kEpoch - kSpan;  // rowid_at's range
-            const std::int64_t last = SearchIndex::kEpoch + kSpan;
-            auto n = count_in_time(db, list, no->int64(0), q.start ? *q.start : first,
-                                   q.end ? *q.end + 1 : last);
+        if (*row) account_no = no->int64(0);
+        constexpr std::int64_t kSpan = (std::int64_t{1} << (63 - SearchIndex::kTieBits)) - 1;
+        from_ms = q.start ? *q.start : SearchIndex::kEpoch - kSpan;  // rowid_at's range
+        to_ms = q.end ? *q.end + 1 : SearchIndex::kEpoch + kSpan;
+        if (account_no) {
+            auto n = count_in_time(db, list, *account_no, from_ms, to_ms);
             if (!n) return n.error();
             in_index = *n;
         }
+    }
+    if (q.count && !search) {
         page.total = in_index + static_cast<std::int64_t>(tail.size());
     } else if (q.count) {
         auto c = db.prepare("SELECT count(*)" + from);
@@ -164,13 +168,61 @@ Result<IndexedPage> indexed_page(Db& db, const IndexedList& list, const IndexedQ
     const auto t = static_cast<std::int64_t>(tail.size());
     const std::int64_t start = std::max<std::int64_t>(0, q.offset - t);
     const std::int64_t n = q.offset + q.limit - start;
+    // Deep into the documents by time, the window is found by the buckets rather than by an
+    // OFFSET that steps over every document before it: the millisecond where it starts is
+    // searched for (halving the range), and only the documents of that millisecond are
+    // stepped over.
+    std::int64_t window_lo = lo, window_hi = hi, skip = start;
+    constexpr std::int64_t kSeekFrom = 1000;
+    if (!search && start >= kSeekFrom) {
+        if (!account_no || start >= in_index) {
+            window_lo = 1;  // past the end: nothing
+            window_hi = 0;
+        } else {
+            auto count = [&](std::int64_t a, std::int64_t b) {
+                return count_in_time(db, list, *account_no, a, b);
+            };
+            // c(T): the documents from T to the end (descending) or from the start through T
+            // (ascending); the window's first document is in the millisecond T* where c first
+            // passes `start`.
+            std::int64_t a = from_ms, b = to_ms - 1;
+            while (a < b) {
+                const std::int64_t mid = q.descending ? a + (b - a + 1) / 2 : a + (b - a) / 2;
+                auto c = q.descending ? count(mid, to_ms) : count(from_ms, mid + 1);
+                if (!c) return c.error();
+                if (q.descending) {
+                    if (*c > start)
+                        a = mid;
+                    else
+                        b = mid - 1;
+                } else {
+                    if (*c > start)
+                        b = mid;
+                    else
+                        a = mid + 1;
+                }
+            }
+            auto before = q.descending ? count(a + 1, to_ms) : count(from_ms, a);
+            if (!before) return before.error();
+            skip = start - *before;
+            if (q.descending)
+                window_hi = SearchIndex::rowid_at(a + 1) - 1;
+            else
+                window_lo = SearchIndex::rowid_at(a);
+        }
+    }
     std::vector<TailRow> window;
     {
         auto s = db.prepare("SELECT " + id + ", t.rowid" + from +
                             (q.descending ? " ORDER BY t.rowid DESC" : " ORDER BY t.rowid ASC") +
                             " LIMIT ?5 OFFSET ?6");
         if (!s) return s.error();
-        s->bind(1, match).bind(2, q.account_id).bind(3, lo).bind(4, hi).bind(5, n).bind(6, start);
+        s->bind(1, match)
+            .bind(2, q.account_id)
+            .bind(3, window_lo)
+            .bind(4, window_hi)
+            .bind(5, n)
+            .bind(6, skip);
         for (;;) {
             auto row = s->step();
             if (!row) return row.error();

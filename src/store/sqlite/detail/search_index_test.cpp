@@ -241,10 +241,11 @@ TEST_F(SearchIndexTest, TotalsOfTimeRangesAreTheScans) {
     constexpr UnixMs kDay = 86'400'000, kSpan = 3 * kDay;
     const UnixMs day0 = (t0_ / kDay + 1) * kDay;  // a day's first millisecond
     std::vector<UnixMs> times;
-    for (int k = 0; k < 400; ++k) times.push_back(day0 + (k * 648'017LL) % kSpan);
-    for (int k = 0; k < 400; ++k) add_email("acc_a", k, times[k]);
+    constexpr int kEmails = 1200;
+    for (int k = 0; k < kEmails; ++k) times.push_back(day0 + (k * 648'017LL) % kSpan);
+    for (int k = 0; k < kEmails; ++k) add_email("acc_a", k, times[k]);
     ASSERT_TRUE(indexed_->wait_search_indexed(30s));
-    add_email("acc_a", 400, day0 + kSpan + 5);  // and a tail
+    add_email("acc_a", kEmails, day0 + kSpan + 5);  // and a tail
     times.push_back(day0 + kSpan + 5);
     std::vector<std::pair<UnixMs, UnixMs>> ranges = {
         {day0, day0 + kSpan},
@@ -273,6 +274,14 @@ TEST_F(SearchIndexTest, TotalsOfTimeRangesAreTheScans) {
         EXPECT_EQ(got->total, want) << what;
         compare_emails(q, what);
     }
+    // Pages more than 1,000 documents in: their window is found by the buckets.
+    for (auto order : {SortOrder::desc, SortOrder::asc})
+        for (const std::int64_t page : {144, 150, 171, 172, 173}) {  // offsets 1001 to 1197
+            SearchQuery q{.account_id = "acc_a", .page = page, .limit = 7, .order = order};
+            compare_emails(q, "deep page " + std::to_string(page));
+            q.start = day0 + 1'000;  // leaves out the first email (at day0)
+            compare_emails(q, "deep page in dates " + std::to_string(page));
+        }
 }
 
 // The index is derived data: removed, or of another version, it is built again from the
