@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev
   # run (make run prints a curl line) and test
   curl sqlite3 python3 python3-pytest python3-aiosmtpd python3-dkim python3-cryptography dnsmasq-base swaks
+  python3-psycopg2  # the integration tests' reads of a PostgreSQL store (tests/support/store.py)
   libnet-ssleay-perl  # swaks's STARTTLS (a Recommends of swaks, which --no-install-recommends skips)
   openssl postfix  # postfix for its smtp-source load client (the daemon is not configured)
 )

@@ -1,6 +1,5 @@
 """Accounts and API keys: the CLI, Bearer authentication, hashed storage, revocation."""
 import re
-import sqlite3
 
 
 def test_account_and_key_cli(server):
@@ -27,7 +26,7 @@ def test_keys_are_stored_only_as_hashes(server):
     server.stop()
     raw = b"".join(p.read_bytes() for p in server.data_dir.iterdir() if p.is_file())
     assert key.encode() not in raw and key[3:].encode() not in raw
-    db = sqlite3.connect(server.db_path)
+    db = server.db()
     (stored,) = db.execute("SELECT hash FROM api_keys").fetchone()
     import hashlib
     assert stored == hashlib.sha256(key.encode()).hexdigest()

@@ -4,7 +4,6 @@ none stays QUEUED. At-least-once: duplicates are counted and reported, not faile
 import concurrent.futures
 import re
 import signal
-import sqlite3
 import time
 
 from support.dnsmasq import Dnsmasq
@@ -58,7 +57,7 @@ def test_sigkill_during_delivery_loses_nothing(tmp_path, posthorn_factory):
 
         ph.start()
         deadline = time.monotonic() + 120
-        db = sqlite3.connect(ph.db_path)
+        db = ph.db()
         while True:
             open_ = db.execute("SELECT COUNT(*) FROM emails WHERE status NOT IN "
                                "('DELIVERED', 'BOUNCED', 'FAILED', 'BLOCKED')").fetchone()[0]

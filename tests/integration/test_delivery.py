@@ -131,7 +131,7 @@ def test_accepted_mail_is_delivered_and_dkim_signed(world):
     for h in ("from", "to", "cc", "subject", "date", "message-id", "mime-version",
               "content-type"):
         assert h in sig.split("h=")[1].split(";")[0].split(":"), h
-    events = [ev for (ev,) in __import__("sqlite3").connect(ph.db_path).execute(
+    events = [ev for (ev,) in ph.db().execute(
         "SELECT type FROM events WHERE email_id = ? ORDER BY id", (em,))]
     assert events == ["email.sent", "email.delivered"]
 

@@ -2,7 +2,6 @@
 background re-checks, and the DKIM zone round trip."""
 import base64
 import re
-import sqlite3
 import subprocess
 
 import pytest
@@ -199,7 +198,7 @@ def test_verification_against_real_dns(server, dns):
     assert "dns_error" in v and v["dns_error"]
     assert server.get(f"/v1/domains/{d['id']}", key=key).json()["status"] == "VERIFIED"
 
-    db = sqlite3.connect(server.db_path)
+    db = server.db()
     events = [t for (t,) in db.execute("SELECT type FROM events ORDER BY id")]
     assert events == ["domain.failed", "domain.verified"]
 
@@ -238,7 +237,7 @@ def test_dns_zone_publishes_the_key_the_service_holds(server, dns):
     zone = zone_records(server)
     master = (server.data_dir / "master.key").read_bytes()
     assert len(master) == 32
-    db = sqlite3.connect(server.db_path)
+    db = server.db()
     rows = db.execute("SELECT selector, private_key, public_key FROM dkim_keys "
                       "WHERE domain_id = ?", (d["id"],)).fetchall()
     assert len(rows) == 2

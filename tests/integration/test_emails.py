@@ -8,7 +8,6 @@ import email.policy
 import http.client
 import itertools
 import signal
-import sqlite3
 import threading
 import time
 
@@ -55,7 +54,7 @@ def raw_message(server, email_id) -> email.message.EmailMessage:
 
 
 def count_emails(server):
-    db = sqlite3.connect(server.db_path)
+    db = server.db()
     return [db.execute(q).fetchone()[0]
             for q in ("SELECT COUNT(*) FROM emails", "SELECT COUNT(envelope_id) FROM emails",
                       "SELECT COUNT(*) FROM recipients", "SELECT COUNT(*) FROM email_bodies")]
@@ -417,7 +416,7 @@ def test_every_acknowledged_send_survives_a_sigkill_under_load(posthorn_factory,
     assert any(size > 124 * 1024 for size in answered.values())
 
     server.start()
-    db = sqlite3.connect(server.db_path)
+    db = server.db()
     try:
         stored = dict(db.execute("SELECT e.id, length(b.raw) FROM emails e "
                                  "JOIN email_bodies b ON b.id = e.body_id"))

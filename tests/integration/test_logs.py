@@ -2,7 +2,6 @@
 isolation, and retention."""
 import random
 import re
-import sqlite3
 import time
 
 from support.posthorn import wait_for
@@ -115,7 +114,7 @@ def test_entries_older_than_retention_are_deleted(posthorn_factory):
 
     now_ms = int(time.time() * 1000)
     day = 86_400_000
-    db = sqlite3.connect(ph.db_path)
+    db = ph.db()
     (account_id,) = db.execute("SELECT id FROM accounts WHERE name = 'acme'").fetchone()
     for age_days in (10, 4, 2):
         created_at = now_ms - age_days * day

@@ -429,8 +429,7 @@ def test_bounce_and_complaint_reports(world):
         s.sendmail("fbl@isp.example", [bounce3],
                    ARF.format(rcpt=bounce3, complainer="angry@sink.example.net"))
     assert ph.get(f"/v1/emails/{em3}", key=key).json()["status"] == "COMPLAINED"
-    import sqlite3
-    db = sqlite3.connect(ph.db_path)
+    db = ph.db()
     reasons = dict(db.execute("SELECT address, reason FROM suppressions"))
     assert reasons == {"gone@sink.example.net": "hard_bounce", "angry@sink.example.net": "complaint"}
     types = [t for (t,) in db.execute("SELECT type FROM events WHERE email_id IN (?, ?) "

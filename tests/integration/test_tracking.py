@@ -5,7 +5,6 @@ import email.message
 import email.policy
 import re
 import smtplib
-import sqlite3
 import urllib.parse
 
 from support.domains import dns_env, verified_domain
@@ -62,7 +61,7 @@ def test_pixel_links_and_the_public_endpoints(posthorn_factory, dns):
     ph.get(path_of(pixels[0]))
     e = ph.get(f"/v1/emails/{em}", key=key).json()
     assert e["clicked_at"] and e["opened_at"] == first_open, "the first open counts"
-    db = sqlite3.connect(ph.db_path)
+    db = ph.db()
     types = [t for (t,) in db.execute("SELECT type FROM events WHERE email_id = ? AND type LIKE "
                                       "'email.%ed' AND type IN ('email.opened', 'email.clicked') "
                                       "ORDER BY id", (em,))]

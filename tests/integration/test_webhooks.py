@@ -11,7 +11,6 @@ import email.message
 import email.policy
 import re
 import smtplib
-import sqlite3
 import time
 
 import pytest
@@ -62,7 +61,7 @@ def deliveries(ph, key, wh_id, n, timeout=20.0) -> list:
 
 
 def event_ids(ph, event_type) -> list[str]:
-    db = sqlite3.connect(ph.db_path)
+    db = ph.db()
     try:
         return [i for (i,) in db.execute("SELECT id FROM events WHERE type = ? ORDER BY id",
                                          (event_type,))]
@@ -522,7 +521,7 @@ def test_email_bounced_carries_each_recipients_bounce(posthorn_factory, dns, web
         e = ph.get(f"/v1/emails/{em}", key=key).json()
         assert {x["email"]: x["bounce"]["type"] for x in e["recipients"]} == {
             "gone@sink.example.net": "hard", "spam@sink.example.net": "block"}
-        db = sqlite3.connect(ph.db_path)
+        db = ph.db()
         assert [a for (a,) in db.execute("SELECT address FROM suppressions")] == [
             "gone@sink.example.net"]
     finally:

@@ -8,10 +8,10 @@ import json
 import os
 import pathlib
 import signal
-import sqlite3
 import subprocess
 import time
 
+from support import store
 from support.ports import reserve_port
 
 BIN = os.environ.get("POSTHORN_BIN") or str(
@@ -53,6 +53,12 @@ class Posthorn:
             "POSTHORN_SMTP_INBOUND_LISTEN": f"127.0.0.1:{self.inbound_port}",
         })
         self.env.update(env or {})
+        # The store: SQLite in the data dir, unless the test names one, or the suite runs on
+        # PostgreSQL (POSTHORN_TEST_STORE=pg: a database of its own on the test server).
+        if "POSTHORN_DATABASE_URL" not in self.env and store.on_pg():
+            self.env["POSTHORN_DATABASE_URL"] = store.fresh_pg_database()
+        self.database_url = self.env.get("POSTHORN_DATABASE_URL") or \
+            f"sqlite://{self.data_dir / 'posthorn.db'}"
         self.proc: subprocess.Popen | None = None
         self.log_path = self.data_dir.parent / f"posthorn-{self.http_port}.log"
 
@@ -118,12 +124,19 @@ class Posthorn:
     def db_path(self) -> pathlib.Path:
         return self.data_dir / "posthorn.db"
 
+    def db(self):
+        """A connection to this instance's store (support/store.py: SQLite or PostgreSQL)."""
+        return store.connect(self)
+
     def stored_message(self, email_id: str) -> bytes:
         """The raw message stored for an email (read from the database, as delivery does)."""
-        db = sqlite3.connect(self.db_path)
+        db = self.db()
         try:
-            (raw,) = db.execute("SELECT b.raw FROM emails e JOIN email_bodies b "
-                                "ON b.id = e.body_id WHERE e.id = ?", (email_id,)).fetchone()
+            sql = ("SELECT raw FROM emails WHERE id = ?"
+                   if not self.database_url.startswith("sqlite://") else
+                   "SELECT b.raw FROM emails e JOIN email_bodies b ON b.id = e.body_id "
+                   "WHERE e.id = ?")
+            (raw,) = db.execute(sql, (email_id,)).fetchone()
         finally:
             db.close()
         return raw
