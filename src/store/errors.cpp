@@ -19,6 +19,8 @@ class Category final : public boost::system::error_category {
                 return "database error";
             case errc::closed:
                 return "store closed";
+            case errc::newer_schema:
+                return "the database's schema is newer than this posthorn knows: upgrade posthorn";
         }
         return "unknown store error";
     }

@@ -14,6 +14,7 @@ enum class errc {
     busy,           // the database stayed locked past the busy timeout
     io,             // the driver failed: disk full, I/O error, corrupt file
     closed,         // the store is shutting down and takes no more work
+    newer_schema,   // the database was migrated by a newer posthorn than this one
 };
 
 const boost::system::error_category& error_category() noexcept;
