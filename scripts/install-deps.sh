@@ -18,6 +18,7 @@ packages=(
   python3-psycopg2  # the integration tests' reads of a PostgreSQL store (tests/support/store.py)
   libnet-ssleay-perl  # swaks's STARTTLS (a Recommends of swaks, which --no-install-recommends skips)
   openssl postfix  # postfix for its smtp-source load client (the daemon is not configured)
+  postgresql-15  # the server the PostgreSQL tests start (tools/pg_test_server.py); pg_trgm is in it
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

@@ -4,7 +4,8 @@ src/ in a build's compile_commands.json, N at a time. Fails when clang-tidy repo
 
   run_clang_tidy.py CLANG_TIDY BUILD_DIR SOURCE_DIR [-j N] [FILE ...]
 
-Left out: the *_test.cpp files and the TUs that only compile a library (Asio, Beast and
+Left out: the test files (*_test.cpp, and *_pgtest.cpp, the tests that need a PostgreSQL
+server) and the TUs that only compile a library (Asio, Beast and
 Asio's SSL, core/asio_impl.cpp and the like); tests/ (the fuzz targets) is not under src/.
 Our headers are checked through the files that include them (HeaderFilterRegex).
 FILE ... narrows the run to those files (paths relative to SOURCE_DIR or absolute)."""
@@ -32,7 +33,7 @@ def selected(source_dir: pathlib.Path, build_dir: pathlib.Path) -> list[pathlib.
             rel = path.relative_to(source_dir).as_posix()
         except ValueError:
             continue
-        if not rel.startswith("src/") or rel in LIBRARY_TUS or rel.endswith("_test.cpp"):
+        if not rel.startswith("src/") or rel in LIBRARY_TUS or rel.endswith(("_test.cpp", "_pgtest.cpp")):
             continue
         files.add(path)
     return sorted(files)

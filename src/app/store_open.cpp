@@ -3,21 +3,39 @@
 #include <filesystem>
 
 #include "core/log.hpp"
+#include "store/pg/pg_store.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
 namespace posthorn::app {
 
+namespace {
+
+// database.url = postgresql://… or postgres://…: the shared store of several nodes. The URL
+// is logged with its password replaced by *** (store::pg::redact_url), never as it is.
+Result<std::unique_ptr<store::Store>> open_pg(const Config& config, std::size_t readers) {
+    const auto shown = store::pg::redact_url(config.database.url);
+    log::info("store: PostgreSQL at {}", shown);
+    auto s = store::pg::PgStore::open({.url = config.database.url, .readers = readers});
+    if (!s) {
+        log::error("cannot open the database {}: {}", shown, s.error().message());
+        return s.error();
+    }
+    return std::unique_ptr<store::Store>(std::move(*s));
+}
+
+}  // namespace
+
 Result<std::unique_ptr<store::Store>> open_store(const Config& config, std::size_t readers) {
-    const auto path = config.sqlite_path();
-    if (path.empty())
-        throw ConfigError(
-            "database.url: only sqlite:// is available in this build (PostgreSQL "
-            "support has not landed yet)");
     std::error_code fs_ec;
     std::filesystem::create_directories(config.server.data_dir, fs_ec);
     if (fs_ec)
         throw ConfigError("server.data_dir: cannot create '" + config.server.data_dir +
                           "': " + fs_ec.message());
+    if (store::pg::is_pg_url(config.database.url)) return open_pg(config, readers);
+    const auto path = config.sqlite_path();
+    if (path.empty())
+        throw ConfigError("database.url: '" + store::pg::redact_url(config.database.url) +
+                          "' names no back end this build has (sqlite:// or postgresql://)");
     const auto parent = std::filesystem::path(path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent, fs_ec);
     auto s = store::sqlite::SqliteStore::open({.path = path, .readers = readers});

@@ -21,6 +21,8 @@ class Category final : public boost::system::error_category {
                 return "store closed";
             case errc::unavailable:
                 return "the database cannot be reached";
+            case errc::newer_schema:
+                return "the database's schema is newer than this posthorn knows: upgrade posthorn";
         }
         return "unknown store error";
     }

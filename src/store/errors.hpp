@@ -16,6 +16,7 @@ enum class errc {
     closed,         // the store is shutting down and takes no more work
     unavailable,    // the database cannot be reached (a server store's lost connection):
                     // nothing of the operation was written
+    newer_schema,   // the database was migrated by a newer posthorn than this one
 };
 
 const boost::system::error_category& error_category() noexcept;

@@ -87,11 +87,15 @@ def test_unreadable_config_file_exits_2(posthorn_factory, tmp_path):
     assert "missing.toml" in r.stderr
 
 
-def test_postgres_url_is_refused_until_that_back_end_lands(posthorn_factory):
-    ph = posthorn_factory(env={"POSTHORN_DATABASE_URL": "postgresql://u:p@127.0.0.1:5432/db"})
-    r = run_serve(ph)
-    assert r.returncode == 2
-    assert "database.url" in r.stderr
+def test_an_unreachable_postgres_fails_the_start_without_showing_the_password(posthorn_factory):
+    port = free_port()  # nothing listens there
+    ph = posthorn_factory(env={"POSTHORN_DATABASE_URL": f"postgresql://u:s3cretpw@127.0.0.1:{port}/db"})
+    r = run_serve(ph, timeout=30)
+    out = r.stderr + r.stdout
+    assert r.returncode == 1, out
+    assert "PostgreSQL" in out
+    assert f"postgresql://u:***@127.0.0.1:{port}/db" in out
+    assert "s3cretpw" not in out
 
 
 def test_cli_usage_errors_exit_2():

@@ -1,0 +1,171 @@
+// The shared insides of PgStore, for the .cpp files that implement its parts. Private to
+// store/pg.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "core/blocking.hpp"
+#include "domain/vocabulary.hpp"
+#include "store/pg/detail/conn.hpp"
+#include "store/pg/detail/listener.hpp"
+#include "store/pg/detail/writer.hpp"
+#include "store/pg/pg_store.hpp"
+
+namespace posthorn::store::pg {
+
+namespace detail {
+
+// The channels a commit notifies (writer.hpp) and other nodes listen on (listener.hpp).
+inline constexpr const char* kQueueChannel = "posthorn_queue";
+inline constexpr const char* kEventChannel = "posthorn_events";
+
+// Read connections, one per reader thread: take() waits for a free one; a lease gives it
+// back.
+class ReaderPool {
+  public:
+    class Lease {
+      public:
+        Lease(ReaderPool& pool, Conn conn) : pool_(&pool), conn_(std::move(conn)) {}
+        Lease(Lease&&) = delete;
+        ~Lease() { pool_->release(std::move(conn_)); }
+        Conn& conn() { return conn_; }
+
+      private:
+        ReaderPool* pool_;
+        Conn conn_;
+    };
+
+    void add(Conn c) { free_.push_back(std::move(c)); }
+    Conn take() {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return !free_.empty(); });
+        Conn c = std::move(free_.back());
+        free_.pop_back();
+        return c;
+    }
+    void release(Conn c) {
+        {
+            std::lock_guard lock(mutex_);
+            free_.push_back(std::move(c));
+        }
+        cv_.notify_one();
+    }
+    void clear() {
+        std::lock_guard lock(mutex_);
+        free_.clear();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::vector<Conn> free_;
+};
+
+// The value a stored name stands for (domain/vocabulary.hpp names every value); `fallback`
+// for a name this version does not know.
+template <class E>
+E read_name(std::string_view text, E fallback) {
+    return domain::from_name<E>(text).value_or(fallback);
+}
+
+// Writes the event into the outbox; route_events() gives it its webhook deliveries.
+Result<void> insert_event(Conn& c, Batch& b, const Event& e);
+
+// An error for a Result whose value type is bool (from which an error_code would convert).
+template <class T>
+Result<T> fail(error_code ec) {
+    return Result<T>(boost::system::in_place_error, ec);
+}
+
+}  // namespace detail
+
+using detail::Batch;
+using detail::Conn;
+using detail::Params;
+using detail::Row;
+using detail::Rows;
+
+struct PgStore::Impl {
+    Impl(Conn writer_conn, std::size_t readers)
+        : writer(std::move(writer_conn)), reader_threads(readers) {}
+
+    // `fn(Conn&) -> Result<T>` on a reader thread, in a read-only REPEATABLE READ transaction
+    // when `snapshot` (so that a page of a list and its total agree even when a commit lands
+    // between them); the caller resumes on its own executor. A connection found broken is
+    // made again, and a read it broke is tried once more. Not a coroutine, for the reason
+    // given at Writer::write.
+    template <class F>
+    asio::awaitable<std::invoke_result_t<F&, Conn&>> read(F fn, bool snapshot = true) {
+        return core::run_blocking(reader_threads.get_executor(),
+                                  [this, fn = std::move(fn), snapshot]() mutable {
+                                      detail::ReaderPool::Lease lease(readers, readers.take());
+                                      return read_now(lease.conn(), fn, snapshot);
+                                  });
+    }
+
+    template <class F>
+    static std::invoke_result_t<F&, Conn&> read_now(Conn& c, F& fn, bool snapshot) {
+        using R = std::invoke_result_t<F&, Conn&>;
+        for (int attempt = 0;; ++attempt) {
+            if (!c.ok())
+                if (auto r = c.reconnect(); !r) return R(boost::system::in_place_error, r.error());
+            if (snapshot) {
+                if (auto b = c.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); !b) {
+                    if (attempt == 0 && !c.ok()) continue;
+                    return R(boost::system::in_place_error, b.error());
+                }
+            }
+            R result = fn(c);
+            if (snapshot) (void)c.run(result ? "COMMIT" : "ROLLBACK");
+            if (!result && attempt == 0 && !c.ok()) continue;  // broken: once more
+            return result;
+        }
+    }
+
+    // Whether a reader finds no row for `sql` (whose one parameter $1, if `now` is given, is
+    // `now`): the pollers ask this before they claim through the writer, so that an idle
+    // poll costs the writer nothing. A failed read answers false: the claim then goes ahead
+    // and reports it.
+    asio::awaitable<bool> nothing_due(const char* sql, std::optional<UnixMs> now = {}) {
+        auto check = [sql, now](Conn& c) -> Result<bool> {
+            Params p;
+            if (now) p.add(*now);
+            auto rows = c.exec(sql, p);
+            if (!rows) return detail::fail<bool>(rows.error());
+            return Result<bool>(!rows->empty());
+        };
+        auto any = co_await read(std::move(check), false);
+        co_return any && !*any;
+    }
+
+    // After a commit that queued mail or wrote events, on the caller's executor.
+    void queued() const {
+        if (queue_listener) queue_listener();
+    }
+    void events_written() const {
+        if (event_listener) event_listener();
+    }
+    // From the listener's thread (another node's commit), under the lock: the listeners
+    // are set before serving, but the thread may be running by then.
+    std::function<void()> listener_of(bool queue) {
+        std::lock_guard lock(listener_mutex);
+        return queue ? queue_listener : event_listener;
+    }
+
+    detail::Writer writer;
+    asio::thread_pool reader_threads;
+    detail::ReaderPool readers;
+    std::unique_ptr<detail::Listener> listener;
+    std::mutex log_mutex;
+    std::vector<LogEntry> log_buffer;  // guarded by log_mutex: entries not yet taken
+    int version = 0;
+    std::shared_ptr<std::atomic<bool>> up;  // reachable(): told by every connection
+    std::mutex listener_mutex;              // guards the two below against the listener thread
+    std::function<void()> queue_listener;   // set before serving, then only read
+    std::function<void()> event_listener;   // the same
+};
+
+}  // namespace posthorn::store::pg

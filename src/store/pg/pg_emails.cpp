@@ -1,0 +1,406 @@
+// PgStore: emails (with their envelopes), recipients, raw messages and idempotency keys; the
+// lists of emails and envelopes.
+#include "core/id.hpp"
+#include "store/pg/detail/impl.hpp"
+
+namespace posthorn::store::pg {
+namespace {
+
+constexpr const char* kEmailColumns =
+    "e.id, e.account_id, coalesce(e.domain_id, ''), e.status, e.from_email, "
+    "coalesce(e.from_name, ''), e.to_display, e.subject, e.message_id, e.return_token, "
+    "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
+    "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, e.envelope_id";
+
+Email read_email(const Row& r) {
+    return Email{.id = r.text(0),
+                 .account_id = r.text(1),
+                 .domain_id = r.text(2),
+                 .envelope_id = r.text(21),
+                 .status = detail::read_name(r.text(3), domain::EmailStatus::queued),
+                 .from_email = r.text(4),
+                 .from_name = r.text(5),
+                 .to_display = r.text(6),
+                 .subject = r.text(7),
+                 .message_id = r.text(8),
+                 .return_token = r.text(9),
+                 .track_opens = r.boolean(10),
+                 .track_clicks = r.boolean(11),
+                 .source = r.text(12),
+                 .size_bytes = r.int64(13),
+                 .created_at = r.int64(14),
+                 .queued_at = r.int64(15),
+                 .sent_at = r.opt_int64(16),
+                 .delivered_at = r.opt_int64(17),
+                 .failed_at = r.opt_int64(18),
+                 .opened_at = r.opt_int64(19),
+                 .clicked_at = r.opt_int64(20)};
+}
+
+Result<std::optional<StoredResponse>> idempotent(Conn& c, const std::string& account_id,
+                                                 const std::string& key, UnixMs now) {
+    auto rows = c.exec(
+        "SELECT response_status, response_body FROM idempotency_keys "
+        "WHERE account_id = $1 AND key = $2 AND expires_at > $3",
+        Params().add(account_id).add(key).add(now));
+    if (!rows) return rows.error();
+    if (rows->empty()) return std::optional<StoredResponse>{};
+    const auto r = rows->row(0);
+    return std::optional(StoredResponse{.status = r.int32(0), .body = r.text(1)});
+}
+
+// Takes the account's key for `n`, or answers the response of the email that holds it. The
+// key goes in first: a create racing with another one (on this node, in the same batch, or
+// on another node, whose insert then waits for this transaction) finds it taken and writes
+// nothing. An expired key is taken over.
+Result<std::optional<StoredResponse>> take_key(Conn& c, const NewEmail& n) {
+    const auto& e = n.email;
+    auto taken = c.exec(
+        "INSERT INTO idempotency_keys (account_id, key, email_id, response_status, "
+        "response_body, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+        "ON CONFLICT (account_id, key) DO UPDATE SET email_id = excluded.email_id, "
+        "response_status = excluded.response_status, response_body = excluded.response_body, "
+        "created_at = excluded.created_at, expires_at = excluded.expires_at "
+        "WHERE idempotency_keys.expires_at <= excluded.created_at RETURNING 1",
+        Params()
+            .add(e.account_id)
+            .add(*n.idempotency_key)
+            .add(e.id)
+            .add(n.response.status)
+            .add(n.response.body)
+            .add(e.created_at)
+            .add(n.idempotency_expires_at));
+    if (!taken) return taken.error();
+    if (!taken->empty()) return std::optional<StoredResponse>{};
+    auto held = idempotent(c, e.account_id, *n.idempotency_key, e.created_at);
+    if (!held) return held.error();
+    if (!*held) return errc::busy;  // held, yet not found: cannot be (nothing deletes keys)
+    return held;
+}
+
+// The email and its recipients in one statement (one round trip): the email's row in a
+// data-modifying WITH, the recipients from arrays, in the order given (their ids follow it).
+// An open recipient not planned for later is due since it was queued.
+Result<void> insert_email(Conn& c, const NewEmail& n) {
+    const auto& e = n.email;
+    std::string addresses;
+    std::vector<std::string_view> address, domain_of, type, status;
+    std::vector<std::optional<std::int64_t>> due;
+    address.reserve(n.recipients.size());
+    domain_of.reserve(n.recipients.size());
+    type.reserve(n.recipients.size());
+    status.reserve(n.recipients.size());
+    due.reserve(n.recipients.size());
+    for (const auto& rc : n.recipients) {
+        if (!addresses.empty()) addresses += '\n';
+        addresses += rc.address;
+        address.emplace_back(rc.address);
+        domain_of.emplace_back(rc.domain);
+        type.emplace_back(domain::name(rc.type));
+        status.emplace_back(domain::name(rc.status));
+        due.push_back(rc.next_attempt_at ? rc.next_attempt_at
+                      : rc.status == domain::RecipientStatus::queued
+                          ? std::optional<std::int64_t>(e.queued_at)
+                          : std::nullopt);
+    }
+    Params p;
+    p.add(e.id).add(e.account_id).add(e.domain_id).add(e.envelope_id);
+    p.add(domain::name(e.status)).add(e.from_email).add(e.from_name).add(e.to_display);
+    p.add(e.subject).add(e.message_id).add(e.return_token).add(addresses);
+    p.add(e.track_opens).add(e.track_clicks).add(e.source).add(e.size_bytes);
+    p.add(n.total_recipients).add(e.created_at).add(e.queued_at).bytes(n.raw);
+    p.texts(address).texts(domain_of).texts(type).texts(status).int8s(due);
+    auto r = c.exec(
+        "WITH e AS (INSERT INTO emails (id, account_id, domain_id, envelope_id, status, "
+        "from_email, from_name, to_display, subject, message_id, return_token, "
+        "recipient_addresses, track_opens, track_clicks, source, size_bytes, total_recipients, "
+        "created_at, queued_at, updated_at, raw) VALUES ($1, $2, nullif($3, ''), $4, $5, $6, "
+        "nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $18, $20) "
+        "RETURNING id) "
+        "INSERT INTO recipients (email_id, account_id, updated_at, address, domain, type, "
+        "status, next_attempt_at) SELECT e.id, $2, $18, u.a, u.d, u.t, u.s, u.due FROM e, "
+        "unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::int8[]) "
+        "WITH ORDINALITY AS u (a, d, t, s, due, n) ORDER BY u.n",
+        p);
+    if (!r) return r.error();
+    return {};
+}
+
+// The recipients of `email_id`, in the order of their ids.
+Result<std::vector<Recipient>> recipients_of(Conn& c, const std::string& email_id) {
+    auto rows = c.exec(
+        "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response, "
+        "sent_at, bounce_type, bounce_code, bounce_message FROM recipients "
+        "WHERE email_id = $1 ORDER BY id",
+        Params().add(email_id));
+    if (!rows) return rows.error();
+    std::vector<Recipient> out;
+    for (int i = 0; i < rows->size(); ++i) {
+        const auto r = rows->row(i);
+        Recipient rc{.id = r.int64(0),
+                     .address = r.text(1),
+                     .domain = r.text(2),
+                     .type = detail::read_name(r.text(3), domain::RecipientType::to),
+                     .status = detail::read_name(r.text(4), domain::RecipientStatus::queued),
+                     .attempts = r.int32(5),
+                     .next_attempt_at = r.opt_int64(6),
+                     .last_response = r.opt_text(7),
+                     .sent_at = r.opt_int64(8)};
+        if (!r.is_null(9))
+            rc.bounce =
+                Bounce{.type = detail::read_name(r.text(9), domain::BounceType::undetermined),
+                       .code = r.text(10),
+                       .message = r.text(11)};
+        out.push_back(std::move(rc));
+    }
+    return out;
+}
+
+// The email `where` finds (with `params`), with its recipients when asked; `lock`: FOR
+// UPDATE, so that changes of one email on several nodes come one after the other.
+Result<Email> email_where(Conn& c, const std::string& where, const Params& params,
+                          bool with_recipients, bool lock = false) {
+    auto rows = c.exec(std::string("SELECT ") + kEmailColumns + " FROM emails e WHERE " + where +
+                           (lock ? " FOR UPDATE" : ""),
+                       params);
+    if (!rows) return rows.error();
+    if (rows->empty()) return errc::not_found;
+    Email e = read_email(rows->row(0));
+    if (!with_recipients) return e;
+    auto rs = recipients_of(c, e.id);
+    if (!rs) return rs.error();
+    e.recipients = std::move(*rs);
+    return e;
+}
+
+// Writes what the rules made of `e` (EmailStore::change_email).
+Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& ch) {
+    auto u = c.exec(
+        "UPDATE emails SET status = $2, sent_at = $3, delivered_at = $4, failed_at = $5, "
+        "opened_at = $6, clicked_at = $7, updated_at = $8 WHERE id = $1",
+        Params()
+            .add(e.id)
+            .add(domain::name(ch.status))
+            .add(ch.sent_at)
+            .add(ch.delivered_at)
+            .add(ch.failed_at)
+            .add(ch.opened_at)
+            .add(ch.clicked_at)
+            .add(ch.at));
+    if (!u) return u.error();
+    for (const auto& rc : ch.recipients) {
+        Params p;
+        p.add(rc.id).add(e.id).add(domain::name(rc.status)).add(rc.attempts);
+        p.add(rc.next_attempt_at).add(rc.last_response).add(rc.sent_at).add(rc.final_at);
+        if (rc.bounce)
+            p.add(domain::name(rc.bounce->type)).add(rc.bounce->code).add(rc.bounce->message);
+        else
+            p.null(detail::Type::text).null(detail::Type::text).null(detail::Type::text);
+        p.add(ch.at);
+        // The outcome lifts the lease.
+        auto r = c.exec(
+            "UPDATE recipients SET status = $3, attempts = $4, next_attempt_at = $5, "
+            "last_response = $6, sent_at = $7, final_at = $8, bounce_type = $9, "
+            "bounce_code = $10, bounce_message = $11, lease_owner = NULL, lease_until = NULL, "
+            "updated_at = $12 WHERE id = $1 AND email_id = $2",
+            p);
+        if (!r) return r.error();
+    }
+    for (const auto& s : ch.suppressions) {
+        // An address the account suppresses already keeps its entry.
+        auto r = c.exec(
+            "INSERT INTO suppressions (account_id, address, reason, source_email_id, "
+            "created_at) VALUES ($1, $2, $3, nullif($4, ''), $5) ON CONFLICT DO NOTHING",
+            Params()
+                .add(s.account_id)
+                .add(s.address)
+                .add(domain::name(s.reason))
+                .add(s.email_id)
+                .add(s.created_at));
+        if (!r) return r.error();
+    }
+    for (const auto& ev : ch.events)
+        if (auto r = detail::insert_event(c, b, ev); !r) return r;
+    return {};
+}
+
+// ---- the lists ----
+
+// The WHERE and ORDER BY of a list of emails, or of their envelopes (`emails` false), its
+// parameters bound as they are written.
+struct Filter {
+    Params params;
+    std::string where;
+    std::string order;
+};
+
+Filter search_filter(const SearchQuery& q, bool emails) {
+    Filter f;
+    auto& p = f.params;
+    f.where = " WHERE e.account_id = " + p.arg(q.account_id);
+    // An email's created_at is the millisecond of its id, so a date bound is also a bound of
+    // the id, which the index (account_id, id) reads as a range (as the SQLite back end does).
+    if (q.start)
+        f.where += " AND e.id >= " + p.arg(first_id_at("em_", *q.start)) +
+                   " AND e.created_at >= " + p.arg(*q.start);
+    if (q.end)
+        f.where += " AND e.id < " + p.arg(first_id_at("em_", *q.end + 1)) +
+                   " AND e.created_at <= " + p.arg(*q.end);
+    if (q.search) {
+        const auto pattern = p.arg(detail::like_pattern(*q.search));
+        if (!emails)
+            f.where += " AND (e.subject ILIKE " + pattern + " OR e.from_email ILIKE " + pattern +
+                       " OR e.from_name ILIKE " + pattern + " OR e.envelope_id ILIKE " + pattern +
+                       ")";
+        else if (q.search->find('\n') == std::string::npos)
+            f.where += " AND (e.subject ILIKE " + pattern + " OR e.recipient_addresses ILIKE " +
+                       pattern + ")";
+        else  // a needle with a line break: one address at a time, not across two
+            f.where += " AND (e.subject ILIKE " + pattern +
+                       " OR EXISTS (SELECT 1 FROM recipients r WHERE r.email_id = e.id AND "
+                       "r.address ILIKE " +
+                       pattern + "))";
+    }
+    // By time: in the order of the id. Ties of another column by id, in the same direction.
+    std::string column;
+    if (q.sort_by == "to_email" && emails) column = "to_display";
+    if (q.sort_by == "subject" && !emails) column = "subject";
+    if (q.sort_by == "from_email" && !emails) column = "from_email";
+    const char* dir = q.order == SortOrder::asc ? " ASC" : " DESC";
+    f.order = column.empty() ? std::string(" ORDER BY e.id") + dir
+                             : " ORDER BY e." + column + dir + ", e.id" + dir;
+    return f;
+}
+
+template <class T, class Read>
+Result<Page<T>> search(Conn& c, const SearchQuery& q, const std::string& select, bool emails,
+                       Read read) {
+    auto f = search_filter(q, emails);
+    Page<T> page;
+    auto total = c.exec("SELECT count(*) FROM emails e" + f.where, f.params);
+    if (!total) return total.error();
+    page.total = total->row(0).int64(0);
+    const auto limit = f.params.arg(q.limit);
+    const auto offset = f.params.arg((q.page - 1) * q.limit);
+    auto rows = c.exec(
+        select + " FROM emails e" + f.where + f.order + " LIMIT " + limit + " OFFSET " + offset,
+        f.params);
+    if (!rows) return rows.error();
+    page.items = rows->map(read);
+    return page;
+}
+
+}  // namespace
+
+asio::awaitable<Result<std::optional<StoredResponse>>> PgStore::create_email(NewEmail n) {
+    // Held by pointer: the job is moved on its way to the writer, the email not.
+    auto email = std::make_shared<const NewEmail>(std::move(n));
+    auto job = [p = email](Conn& c, Batch& b) -> Result<std::optional<StoredResponse>> {
+        const NewEmail& n = *p;
+        if (n.idempotency_key) {
+            auto held = take_key(c, n);
+            if (!held) return held.error();
+            if (*held) return held;  // replayed: nothing written
+        }
+        if (auto r = insert_email(c, n); !r) return r.error();
+        b.notify(detail::kQueueChannel);
+        return std::optional<StoredResponse>{};
+    };
+    // A named job, not a lambda temporary, inside co_await (docs/architecture.md).
+    auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job));
+    if (r && !*r) impl_->queued();
+    co_return r;
+}
+
+asio::awaitable<Result<std::optional<StoredResponse>>> PgStore::find_idempotent(
+    std::string account_id, std::string key, UnixMs now) {
+    return impl_->read([account_id = std::move(account_id), key = std::move(key),
+                        now](Conn& c) { return idempotent(c, account_id, key, now); },
+                       false);
+}
+
+asio::awaitable<Result<Email>> PgStore::find_email(std::string account_id, std::string id) {
+    auto job = [account_id = std::move(account_id), id = std::move(id)](Conn& c) {
+        return email_where(c, "e.id = $1 AND e.account_id = $2", Params().add(id).add(account_id),
+                           true);
+    };
+    co_return co_await impl_->read(std::move(job));
+}
+
+asio::awaitable<Result<void>> PgStore::change_email(std::string account_id, std::string email_id,
+                                                    bool with_recipients, EmailDecision decide) {
+    auto job = [account_id = std::move(account_id), email_id = std::move(email_id), with_recipients,
+                decide = std::move(decide)](Conn& c, Batch& b) -> Result<bool> {
+        // An empty account: the email by its id in any account (a tracking token names only
+        // the email). Locked until the commit: another node's change of it waits, then reads
+        // what this one wrote.
+        Params p;
+        p.add(email_id);
+        if (!account_id.empty()) p.add(account_id);
+        auto e =
+            email_where(c, account_id.empty() ? "e.id = $1" : "e.id = $1 AND e.account_id = $2", p,
+                        with_recipients, true);
+        if (!e) return detail::fail<bool>(e.error());
+        const auto change = decide(*e);
+        if (!change) return Result<bool>(false);
+        if (auto w = write_change(c, b, *e, *change); !w) return detail::fail<bool>(w.error());
+        return Result<bool>(!change->events.empty());
+    };
+    auto r = co_await impl_->writer.write<bool>(std::move(job));
+    if (!r) co_return r.error();
+    if (*r) impl_->events_written();
+    co_return Result<void>{};
+}
+
+asio::awaitable<Result<Email>> PgStore::find_email_by_return_token(std::string token) {
+    // A token made since version 8 of the SQLite schema begins with its email's id (found by
+    // the key); an earlier one (26 random characters) through the index that holds only them.
+    auto job = [token = std::move(token)](Conn& c) {
+        if (token.size() == 42)
+            return email_where(c, "e.id = $1 AND e.return_token = $2",
+                               Params().add("em_" + token.substr(0, 26)).add(token), true);
+        return email_where(c, "e.return_token = $1 AND length(e.return_token) = 26",
+                           Params().add(token), true);
+    };
+    co_return co_await impl_->read(std::move(job));
+}
+
+asio::awaitable<Result<std::string>> PgStore::email_raw(std::string account_id, std::string id) {
+    return impl_->read(
+        [account_id = std::move(account_id), id = std::move(id)](Conn& c) -> Result<std::string> {
+            auto rows = c.exec("SELECT raw FROM emails WHERE id = $1 AND account_id = $2",
+                               Params().add(id).add(account_id));
+            if (!rows) return rows.error();
+            if (rows->empty()) return errc::not_found;
+            return rows->row(0).text(0);
+        },
+        false);
+}
+
+asio::awaitable<Result<Page<Email>>> PgStore::list_emails(SearchQuery q) {
+    return impl_->read([q = std::move(q)](Conn& c) {
+        return search<Email>(c, q, std::string("SELECT ") + kEmailColumns, true, read_email);
+    });
+}
+
+asio::awaitable<Result<Page<Envelope>>> PgStore::list_envelopes(SearchQuery q) {
+    return impl_->read([q = std::move(q)](Conn& c) {
+        auto read = [](const Row& r) {
+            return Envelope{.id = r.text(0),
+                            .account_id = r.text(1),
+                            .email_id = r.text(2),
+                            .subject = r.text(3),
+                            .from_email = r.text(4),
+                            .from_name = r.text(5),
+                            .total_recipients = r.int32(6),
+                            .created_at = r.int64(7)};
+        };
+        return search<Envelope>(c, q,
+                                "SELECT e.envelope_id, e.account_id, e.id, e.subject, "
+                                "e.from_email, coalesce(e.from_name, ''), e.total_recipients, "
+                                "e.created_at",
+                                false, read);
+    });
+}
+
+}  // namespace posthorn::store::pg

@@ -1,0 +1,216 @@
+// What PgStore promises beyond the store contract, against a real server (PH_TEST_PG_DSN):
+// migrations under the advisory lock, the refusal of a newer schema, other nodes hearing of
+// new mail (LISTEN/NOTIFY), and connections lost and made again.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "core/id.hpp"
+#include "store/pg/detail/conn.hpp"
+#include "store/pg/detail/migrations.hpp"
+#include "store/pg/detail/testing/test_databases.hpp"
+#include "store/pg/pg_store.hpp"
+
+namespace posthorn::store::pg {
+namespace {
+
+using testing::TestDatabase;
+
+template <class T>
+T run(asio::awaitable<T> aw) {
+    asio::io_context ctx;
+    std::optional<T> out;
+    asio::co_spawn(ctx, std::move(aw), [&out](std::exception_ptr e, T v) {
+        if (e) std::rethrow_exception(e);
+        out = std::move(v);
+    });
+    ctx.run();
+    return std::move(*out);
+}
+
+bool eventually(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
+
+// One value of the first row of `sql` on `url`'s database.
+std::int64_t scalar(const std::string& url, const std::string& sql) {
+    auto c = detail::Conn::open(url);
+    if (!c) return -1;
+    auto rows = c->exec(sql);
+    if (!rows || rows->empty()) return -1;
+    return rows->row(0).int64(0);
+}
+
+std::unique_ptr<PgStore> open_store(const std::string& url) {
+    auto s = PgStore::open({.url = url, .readers = 1});
+    EXPECT_TRUE(s) << s.error().message();
+    return s ? std::move(*s) : nullptr;
+}
+
+class PgStoreTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        db_ = TestDatabase::make();
+        if (!db_) GTEST_SKIP() << "no PostgreSQL server (PH_TEST_PG_DSN)";
+    }
+    std::unique_ptr<TestDatabase> db_;
+};
+
+TEST_F(PgStoreTest, AFreshDatabaseIsMigratedOnce) {
+    const auto& all = detail::migrations();
+    ASSERT_FALSE(all.empty());
+    {
+        auto s = open_store(db_->url());
+        ASSERT_TRUE(s);
+        EXPECT_EQ(s->schema_version(), all.back().version);
+    }
+    auto again = open_store(db_->url());
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->schema_version(), all.back().version);
+    EXPECT_EQ(scalar(db_->url(), "SELECT count(*) FROM schema_migrations"),
+              static_cast<std::int64_t>(all.size()));
+}
+
+// Nodes starting together on an empty database: one migrates, the others wait for its
+// advisory lock and find the work done.
+TEST_F(PgStoreTest, NodesStartingTogetherMigrateOnce) {
+    std::vector<std::thread> nodes;
+    std::atomic<int> opened{0};
+    for (int i = 0; i < 4; ++i)
+        nodes.emplace_back([&] {
+            auto s = PgStore::open({.url = db_->url(), .readers = 1, .listen = false});
+            if (s) ++opened;
+        });
+    for (auto& t : nodes) t.join();
+    EXPECT_EQ(opened, 4);
+    EXPECT_EQ(scalar(db_->url(), "SELECT count(*) FROM schema_migrations"),
+              static_cast<std::int64_t>(detail::migrations().size()));
+}
+
+TEST_F(PgStoreTest, ANewerSchemaIsRefused) {
+    ASSERT_TRUE(open_store(db_->url()));
+    auto c = detail::Conn::open(db_->url());
+    ASSERT_TRUE(c);
+    const auto newer = detail::migrations().back().version + 1;
+    ASSERT_TRUE(c->exec("INSERT INTO schema_migrations (version, name) VALUES ($1, 'future')",
+                        detail::Params().add(newer)));
+    auto s = PgStore::open({.url = db_->url()});
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error(), errc::newer_schema);
+}
+
+TEST_F(PgStoreTest, AMigrationThatFailsLeavesNothing) {
+    auto c = detail::Conn::open(db_->url());
+    ASSERT_TRUE(c);
+    const std::vector<detail::Migration> broken = {
+        {1, "001_ok", "CREATE TABLE a (x integer)"},
+        {2, "002_broken", "CREATE TABLE b (x integer); SELECT no_such_function()"}};
+    auto v = detail::migrate(*c, broken);
+    EXPECT_FALSE(v);
+    EXPECT_EQ(scalar(db_->url(), "SELECT count(*) FROM schema_migrations"), 1);
+    EXPECT_EQ(scalar(db_->url(), "SELECT count(*) FROM pg_tables WHERE tablename = 'b'"), 0);
+    EXPECT_EQ(scalar(db_->url(), "SELECT count(*) FROM pg_tables WHERE tablename = 'a'"), 1);
+}
+
+// A node hears of the mail another node queues (LISTEN/NOTIFY), at once, not at its next
+// poll; and of the events it writes.
+TEST_F(PgStoreTest, OtherNodesHearOfNewMailAndEvents) {
+    auto a = open_store(db_->url());
+    auto b = open_store(db_->url());
+    ASSERT_TRUE(a && b);
+    auto queued = std::make_shared<std::atomic<int>>(0);
+    auto events = std::make_shared<std::atomic<int>>(0);
+    b->set_queue_listener([queued] { ++*queued; });
+    b->set_event_listener([events] { ++*events; });
+    const UnixMs t = 1'800'000'000'000;
+    const Account acc{.id = new_id("acc_", t), .name = "acme", .created_at = t};
+    ASSERT_TRUE(run(a->create_account(acc)));
+    NewEmail n;
+    n.email = {.id = new_id("em_", t),
+               .account_id = acc.id,
+               .from_email = "a@example.com",
+               .to_display = "b@example.net",
+               .subject = "s",
+               .message_id = "m@h",
+               .return_token = "t",
+               .created_at = t,
+               .queued_at = t};
+    n.email.envelope_id = new_id("env_", t);
+    n.recipients = {{.address = "b@example.net", .domain = "example.net"}};
+    n.raw = "Subject: s\r\n\r\nhi\r\n";
+    ASSERT_TRUE(run(a->create_email(n)));
+    EXPECT_TRUE(eventually([&] { return *queued >= 1; })) << "another node's mail";
+    EXPECT_EQ(*events, 0);
+    auto open = [t](const Email& e) {
+        EmailChange c{.status = e.status, .opened_at = t + 1, .at = t + 1};
+        c.events.push_back(Event{.id = new_id("evt_", t + 1),
+                                 .account_id = e.account_id,
+                                 .kind = domain::EventKind::email_opened,
+                                 .email_id = e.id,
+                                 .data_json = "{}",
+                                 .created_at = t + 1});
+        return std::optional(c);
+    };
+    ASSERT_TRUE(run(a->change_email(acc.id, n.email.id, false, open)));
+    EXPECT_TRUE(eventually([&] { return *events >= 1; })) << "another node's event";
+}
+
+// Connections that the server drops (a restart, a fail-over, an idle timeout on the way) are
+// made again: a read goes through on a new one, and so does a write (nothing of it had run
+// on the broken one); the LISTEN connection listens again.
+TEST_F(PgStoreTest, LostConnectionsAreMadeAgain) {
+    auto s = open_store(db_->url());
+    auto other = open_store(db_->url());
+    ASSERT_TRUE(s && other);
+    auto queued = std::make_shared<std::atomic<int>>(0);
+    s->set_queue_listener([queued] { ++*queued; });
+    const UnixMs t = 1'800'000'000'000;
+    ASSERT_TRUE(run(s->create_account({.id = new_id("acc_", t), .name = "a", .created_at = t})));
+    auto c = detail::Conn::open(db_->url());
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(
+        c->exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"));
+    // Terminated backends go away asynchronously; wait until they are gone.
+    EXPECT_TRUE(eventually([&] {
+        auto n = c->exec(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+            "pid <> pg_backend_pid() AND backend_type = 'client backend'");
+        return n && n->row(0).int64(0) == 0;
+    }));
+    auto found = run(s->find_account_by_name("a"));
+    ASSERT_TRUE(found) << found.error().message();
+    auto written = run(s->create_account({.id = new_id("acc_", t), .name = "b", .created_at = t}));
+    EXPECT_TRUE(written) << written.error().message();
+    EXPECT_TRUE(run(other->find_account_by_name("b")));
+    // The LISTEN connection is back within a few seconds (it wakes the listeners then, once,
+    // as notifications may have been lost), and hears another node's mail.
+    EXPECT_TRUE(eventually([&] { return *queued >= 1; }));
+    const int before = *queued;
+    NewEmail n;
+    n.email = {.id = new_id("em_", t),
+               .account_id = found->id,
+               .from_email = "a@example.com",
+               .to_display = "b@example.net",
+               .subject = "s",
+               .message_id = "m@h",
+               .return_token = "t",
+               .created_at = t,
+               .queued_at = t};
+    n.email.envelope_id = new_id("env_", t);
+    n.recipients = {{.address = "b@example.net", .domain = "example.net"}};
+    n.raw = "Subject: s\r\n\r\nhi\r\n";
+    auto created = run(other->create_email(n));
+    ASSERT_TRUE(created) << created.error().message();
+    EXPECT_TRUE(eventually([&] { return *queued > before; }));
+}
+
+}  // namespace
+}  // namespace posthorn::store::pg
