@@ -344,7 +344,7 @@ int serve(const Config& config) {
         "thread{}), database {}, node {}",
         bound->address().to_string(), bound->port(), sub_bound->address().to_string(),
         sub_bound->port(), in_bound->address().to_string(), in_bound->port(), io_threads,
-        io_threads == 1 ? "" : "s", config.database.url, config.server.node_id);
+        io_threads == 1 ? "" : "s", database_for_log(config), config.server.node_id);
 
     asio::io_context main;
     asio::signal_set signals(main, SIGINT, SIGTERM);

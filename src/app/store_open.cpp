@@ -13,7 +13,7 @@ namespace {
 // database.url = postgresql://… or postgres://…: the shared store of several nodes. The URL
 // is logged with its password replaced by *** (store::pg::redact_url), never as it is.
 Result<std::unique_ptr<store::Store>> open_pg(const Config& config, std::size_t readers) {
-    const auto shown = store::pg::redact_url(config.database.url);
+    const auto shown = database_for_log(config);
     log::info("store: PostgreSQL at {}", shown);
     auto s = store::pg::PgStore::open({.url = config.database.url, .readers = readers});
     if (!s) {
@@ -25,6 +25,10 @@ Result<std::unique_ptr<store::Store>> open_pg(const Config& config, std::size_t 
 
 }  // namespace
 
+std::string database_for_log(const Config& config) {
+    return store::pg::redact_url(config.database.url);
+}
+
 Result<std::unique_ptr<store::Store>> open_store(const Config& config, std::size_t readers) {
     std::error_code fs_ec;
     std::filesystem::create_directories(config.server.data_dir, fs_ec);
@@ -34,7 +38,7 @@ Result<std::unique_ptr<store::Store>> open_store(const Config& config, std::size
     if (store::pg::is_pg_url(config.database.url)) return open_pg(config, readers);
     const auto path = config.sqlite_path();
     if (path.empty())
-        throw ConfigError("database.url: '" + store::pg::redact_url(config.database.url) +
+        throw ConfigError("database.url: '" + database_for_log(config) +
                           "' names no back end this build has (sqlite:// or postgresql://)");
     const auto parent = std::filesystem::path(path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent, fs_ec);

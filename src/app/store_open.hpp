@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "app/config.hpp"
 #include "store/store.hpp"
@@ -11,5 +12,8 @@ namespace posthorn::app {
 // Creates the data dir when needed. Throws ConfigError for a back end this build does not
 // have; answers the store error otherwise.
 Result<std::unique_ptr<store::Store>> open_store(const Config& config, std::size_t readers);
+
+// database.url as it may be logged: with its password (a PostgreSQL URL's) replaced by ***.
+std::string database_for_log(const Config& config);
 
 }  // namespace posthorn::app
