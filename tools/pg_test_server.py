@@ -15,7 +15,8 @@ usage: pg_test_server.py run [--] COMMAND [ARG...]
 The server: initdb in a new temporary directory (trust authentication, user postgres,
 UTF-8, ICU collation en-US so that a query that forgets COLLATE "C" sorts differently from
 the contract), listening on 127.0.0.1 on a free port and on a Unix socket in its directory
-only, without fsync (a test server: durability is not what is tested). initdb and postgres
+only, without fsync (a test server: durability is not what is tested; PH_PG_DURABLE=1 keeps
+PostgreSQL's durable defaults, for benchmarks). initdb and postgres
 refuse to run as root, so as root they run as the user `nobody` (PH_PG_USER to choose
 another). It is stopped by the PID of its postmaster: SIGINT (fast shutdown), then SIGKILL
 after 30 s.
@@ -99,10 +100,12 @@ def start(base: pathlib.Path) -> tuple[str, int]:
         fail(f"initdb failed:\n{r.stdout}{r.stderr}")
     port = free_port()
     log = open(base / "postgres.log", "wb")
+    settings = ["listen_addresses=127.0.0.1", "max_connections=200", "log_min_messages=warning"]
+    if not os.environ.get("PH_PG_DURABLE"):
+        settings += ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
     proc = subprocess.Popen(
-        [str(bins / "postgres"), "-D", str(data), "-p", str(port), "-k", str(base),
-         "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-         "-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "log_min_messages=warning"],
+        [str(bins / "postgres"), "-D", str(data), "-p", str(port), "-k", str(base)] +
+        [arg for setting in settings for arg in ("-c", setting)],
         cwd=base, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **drop)
     deadline = time.monotonic() + 60
     while True:
