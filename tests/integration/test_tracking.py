@@ -176,9 +176,9 @@ def test_a_link_is_read_by_every_node_that_shares_the_master_key(posthorn_factor
     master = shared.read_bytes()
     assert a.stop() == 0, a.output()
 
-    # Another node (its own data dir) on the same store, one after the other: SQLite is one
-    # process's store, so the nodes take turns here.
-    store = {"POSTHORN_DATABASE_URL": f"sqlite://{a.db_path}"}
+    # Another node (its own data dir) on the same store, one after the other (a SQLite store
+    # is one process's, so the nodes take turns here).
+    store = {"POSTHORN_DATABASE_URL": a.database_url}
     b = posthorn_factory(env={**store, "POSTHORN_SERVER_MASTER_KEY_FILE": str(shared)},
                          name="b").start()
     r = b.get(link)

@@ -8,7 +8,6 @@ through `connect(ph)`, which speaks either back end with SQLite's `?` placeholde
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import sqlite3
 import urllib.parse
@@ -55,7 +54,7 @@ class _PgConnection:
 
     def execute(self, sql: str, params=()):
         c = self._db.cursor()
-        c.execute(re.sub(r"\?", "%s", sql), tuple(params))
+        c.execute(sql.replace("%", "%%").replace("?", "%s"), tuple(params))
         return _PgCursor(c)
 
     def commit(self):
