@@ -99,12 +99,22 @@ def start(base: pathlib.Path) -> tuple[str, int]:
     if r.returncode != 0:
         fail(f"initdb failed:\n{r.stdout}{r.stderr}")
     port = free_port()
-    log = open(base / "postgres.log", "wb")
+    return f"postgresql://postgres@127.0.0.1:{port}/postgres", serve(base, port)
+
+
+def serve(base: pathlib.Path, port: int) -> int:
+    """Starts the cluster that start() made under `base` on `port` (again, after stop_pid: a
+    test of a server that goes away and comes back); answers its postmaster's PID once it
+    accepts connections."""
+    bins = bindir()
+    drop = as_user()
+    env = dict(os.environ, LC_ALL="C.UTF-8", LANG="C.UTF-8")
+    log = open(base / "postgres.log", "ab")
     settings = ["listen_addresses=127.0.0.1", "max_connections=200", "log_min_messages=warning"]
     if not os.environ.get("PH_PG_DURABLE"):
         settings += ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
     proc = subprocess.Popen(
-        [str(bins / "postgres"), "-D", str(data), "-p", str(port), "-k", str(base)] +
+        [str(bins / "postgres"), "-D", str(base / "data"), "-p", str(port), "-k", str(base)] +
         [arg for setting in settings for arg in ("-c", setting)],
         cwd=base, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **drop)
     deadline = time.monotonic() + 60
@@ -119,7 +129,7 @@ def start(base: pathlib.Path) -> tuple[str, int]:
             fail("postgres did not accept connections within 60 s:\n" +
                  (base / "postgres.log").read_text(errors="replace"))
         time.sleep(0.1)
-    return f"postgresql://postgres@127.0.0.1:{port}/postgres", proc.pid
+    return proc.pid
 
 
 def alive(pid: int) -> bool:
