@@ -144,9 +144,8 @@ Result<IndexedPage> indexed_page(Db& db, const IndexedList& list, const IndexedQ
         auto row = no->step();
         if (!row) return row.error();
         if (*row) account_no = no->int64(0);
-        constexpr std::int64_t kSpan = (std::int64_t{1} << (63 - SearchIndex::kTieBits)) - 1;
-        from_ms = q.start ? *q.start : SearchIndex::kEpoch - kSpan;  // rowid_at's range
-        to_ms = q.end ? *q.end + 1 : SearchIndex::kEpoch + kSpan;
+        from_ms = q.start ? *q.start : SearchIndex::kFirstMs;
+        to_ms = q.end ? *q.end + 1 : SearchIndex::kLastMs;
         if (account_no) {
             auto n = count_in_time(db, list, *account_no, from_ms, to_ms);
             if (!n) return n.error();

@@ -39,6 +39,9 @@ class SearchIndex {
   public:
     static constexpr std::int64_t kEpoch = 1'600'000'000'000;  // 2020-09-13, in UnixMs
     static constexpr int kTieBits = 22;
+    // The times rowids can hold: 2^41 ms (70 years) on each side of kEpoch.
+    static constexpr std::int64_t kFirstMs = kEpoch - ((std::int64_t{1} << (63 - kTieBits)) - 1);
+    static constexpr std::int64_t kLastMs = kEpoch + ((std::int64_t{1} << (63 - kTieBits)) - 1);
     static constexpr int kVersion = 2;
     // The documents are also counted per account in buckets of these lengths (ms): level 0
     // the second, 1 the minute, 2 the hour, 3 the day (<docs>_buckets), so that a count over
@@ -50,8 +53,7 @@ class SearchIndex {
     // kEpoch; a time beyond is taken as the nearest end (a date bound of the year 3000 or 1
     // would otherwise overflow).
     static std::int64_t rowid_at(std::int64_t at) {
-        constexpr std::int64_t kSpan = (std::int64_t{1} << (63 - kTieBits)) - 1;
-        const std::int64_t ms = std::clamp(at, kEpoch - kSpan, kEpoch + kSpan) - kEpoch;
+        const std::int64_t ms = std::clamp(at, kFirstMs, kLastMs) - kEpoch;
         return ms * (std::int64_t{1} << kTieBits);
     }
     // The path of the index of the store at `store_path`.
