@@ -97,12 +97,17 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     }
 
     const auto now = deps.clock.now_ms();
-    if (auto denied = deps.rate_limiter.reserve(req.account_id, now))
+    auto denied = co_await deps.rate_limiter.reserve(req.account_id, now);
+    if (!denied) {
+        log::error("queue email: counting the send rate: {}", denied.error().message());
+        co_return R(Refused{500, "INTERNAL_ERROR", "could not count the send rate"});
+    }
+    if (*denied)
         co_return R(Refused{429, "RATE_LIMITED",
                             "more than " + std::to_string(deps.sending.send_rate_per_minute) +
                                 " emails per minute; retry after " +
-                                std::to_string(denied->retry_after_s) + " s",
-                            denied->retry_after_s});
+                                std::to_string((*denied)->retry_after_s) + " s",
+                            (*denied)->retry_after_s});
     Slot slot{deps.rate_limiter, req.account_id, now};
 
     store::NewEmail n;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -217,8 +218,18 @@ int serve(const Config& config) {
         return 1;
     }
     mail::init();
-    api::RateLimiter rate_limiter(config.limits.send_rate_per_minute);
     auto& stores = **store;
+    // One node counts the send rate in memory; nodes that share a store count it there.
+    std::unique_ptr<api::RateLimiter> rate_limiter;
+    api::SharedRateLimiter* shared_rate = nullptr;
+    if (store_is_shared(config)) {
+        auto shared =
+            std::make_unique<api::SharedRateLimiter>(stores, config.limits.send_rate_per_minute);
+        shared_rate = shared.get();
+        rate_limiter = std::move(shared);
+    } else {
+        rate_limiter = std::make_unique<api::LocalRateLimiter>(config.limits.send_rate_per_minute);
+    }
     api::Deps deps{.accounts = stores,
                    .logs = stores,
                    .domains = stores,
@@ -238,7 +249,7 @@ int serve(const Config& config) {
                    .public_url = config.server.public_url,
                    .tracking_secret = *tracking_key,
                    .allow_private_webhooks = config.webhooks.allow_private_targets,
-                   .rate_limiter = rate_limiter};
+                   .rate_limiter = *rate_limiter};
     api::V1 v1(deps);
 
     delivery::Options dopts{
@@ -359,6 +370,7 @@ int serve(const Config& config) {
         std::clamp(std::min(config.dns.pending_recheck_s, config.dns.verified_recheck_s), 1, 30));
     asio::co_spawn(main, domain_check_loop(deps, stores, config.server.node_id, tick),
                    asio::detached);
+    if (shared_rate) asio::co_spawn(main, shared_rate->run(clock), asio::detached);
     main.run();
 
     // The network is quiet: cancel the lookups still pending (while the resolver's context

@@ -25,6 +25,8 @@ Result<std::unique_ptr<store::Store>> open_pg(const Config& config, std::size_t 
 
 }  // namespace
 
+bool store_is_shared(const Config& config) { return store::pg::is_pg_url(config.database.url); }
+
 std::string database_for_log(const Config& config) {
     return store::pg::redact_url(config.database.url);
 }

@@ -200,6 +200,20 @@ class JobLeaseStore {
                                                          UnixMs now, UnixMs until) = 0;
 };
 
+// Accepted sends per account and second, one count for every node on the store: the send
+// rate (limits.send_rate_per_minute) counted across nodes (api/rate_limiter.hpp).
+class SendRateStore {
+  public:
+    virtual ~SendRateStore() = default;
+    // Adds to the account's count of `second` as many of `n` as keep the sum of its counts of
+    // the seconds from `since` to `second` at most `cap` — a bounded add, atomic across nodes
+    // (nodes adding at once see each other's counts). A negative `n` (sends given back) is
+    // added whole. Counts of seconds before `since` may be dropped.
+    virtual asio::awaitable<Result<SendCounts>> add_sends(std::string account_id,
+                                                          std::int64_t since, std::int64_t second,
+                                                          std::int64_t n, std::int64_t cap) = 0;
+};
+
 // Whether the store can be reached now: false while a server store (PostgreSQL) has lost
 // its connection and not yet made a new one. Cheap (no round trip): GET /healthz asks it.
 class StoreHealth {
@@ -216,6 +230,7 @@ class Store : public AccountStore,
               public QueueStore,
               public WebhookStore,
               public JobLeaseStore,
+              public SendRateStore,
               public StoreHealth {
   public:
     // Completes when everything submitted before it is durable.

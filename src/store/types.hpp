@@ -270,6 +270,15 @@ struct WebhookAttemptResult {
 using EventRouter =
     std::function<std::vector<std::string>(const Event& event, const std::vector<Webhook>& all)>;
 
+// What SendRateStore::add_sends did: how many of the sends asked for it added, the
+// account's sum over the window after it, and the earliest second of the window that holds
+// a count (0 when none does).
+struct SendCounts {
+    std::int64_t added = 0;
+    std::int64_t total = 0;
+    std::int64_t oldest_second = 0;
+};
+
 template <class T>
 struct Page {
     std::vector<T> items;

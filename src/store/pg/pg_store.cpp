@@ -380,4 +380,38 @@ asio::awaitable<Result<bool>> PgStore::take_job_lease(std::string job, std::stri
     });
 }
 
+// ---- the send rate ----
+
+asio::awaitable<Result<SendCounts>> PgStore::add_sends(std::string account_id, std::int64_t since,
+                                                       std::int64_t second, std::int64_t n,
+                                                       std::int64_t cap) {
+    return impl_->writer.write<SendCounts>([account = std::move(account_id), since, second, n, cap](
+                                               Conn& c, Batch&) -> Result<SendCounts> {
+        // Nodes adding to one account take turns: the lock is the account's (its key a hash
+        // of the id, in a class of its own) and lasts until the batch commits.
+        auto r =
+            c.exec("SELECT pg_advisory_xact_lock(1346912077, hashtext($1))", Params().add(account));
+        if (!r) return detail::fail<SendCounts>(r.error());
+        r = c.exec("DELETE FROM send_counts WHERE account_id = $1 AND second < $2",
+                   Params().add(account).add(since));
+        if (!r) return detail::fail<SendCounts>(r.error());
+        r = c.exec(
+            "SELECT coalesce(sum(n), 0)::bigint, coalesce(min(second) FILTER (WHERE n > 0), 0) "
+            "FROM send_counts WHERE account_id = $1 AND second <= $2",
+            Params().add(account).add(second));
+        if (!r) return detail::fail<SendCounts>(r.error());
+        SendCounts out{.total = r->row(0).int64(0), .oldest_second = r->row(0).int64(1)};
+        out.added = n < 0 ? n : std::clamp<std::int64_t>(cap - out.total, 0, n);
+        if (out.added == 0) return out;
+        r = c.exec(
+            "INSERT INTO send_counts (account_id, second, n) VALUES ($1, $2, $3) "
+            "ON CONFLICT (account_id, second) DO UPDATE SET n = send_counts.n + excluded.n",
+            Params().add(account).add(second).add(out.added));
+        if (!r) return detail::fail<SendCounts>(r.error());
+        out.total += out.added;
+        if (out.oldest_second == 0 && out.added > 0) out.oldest_second = second;
+        return out;
+    });
+}
+
 }  // namespace posthorn::store::pg

@@ -124,6 +124,10 @@ class PgStore final : public Store {
     asio::awaitable<Result<bool>> take_job_lease(std::string job, std::string owner, UnixMs now,
                                                  UnixMs until) override;
 
+    asio::awaitable<Result<SendCounts>> add_sends(std::string account_id, std::int64_t since,
+                                                  std::int64_t second, std::int64_t n,
+                                                  std::int64_t cap) override;
+
     asio::awaitable<Result<void>> flush() override;
     void close() override;
     // False from the moment a connection is found gone until one is made again.

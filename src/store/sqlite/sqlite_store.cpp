@@ -452,4 +452,36 @@ asio::awaitable<Result<bool>> SqliteStore::take_job_lease(std::string job, std::
         });
 }
 
+asio::awaitable<Result<SendCounts>> SqliteStore::add_sends(std::string account_id,
+                                                           std::int64_t since, std::int64_t second,
+                                                           std::int64_t n, std::int64_t cap) {
+    return impl_->writer.write<SendCounts>(
+        [account = std::move(account_id), since, second, n, cap](Db& db) -> Result<SendCounts> {
+            using R = Result<SendCounts>;
+            auto drop = db.prepare("DELETE FROM send_counts WHERE account_id = ?1 AND second < ?2");
+            if (!drop) return R(boost::system::in_place_error, drop.error());
+            if (auto r = drop->bind(1, account).bind(2, since).run(); !r)
+                return R(boost::system::in_place_error, r.error());
+            auto sum = db.prepare(
+                "SELECT coalesce(sum(n), 0), coalesce(min(CASE WHEN n > 0 THEN second END), 0) "
+                "FROM send_counts WHERE account_id = ?1 AND second <= ?2");
+            if (!sum) return R(boost::system::in_place_error, sum.error());
+            sum->bind(1, account).bind(2, second);
+            auto row = sum->step();
+            if (!row) return R(boost::system::in_place_error, row.error());
+            SendCounts out{.total = sum->int64(0), .oldest_second = sum->int64(1)};
+            out.added = n < 0 ? n : std::clamp<std::int64_t>(cap - out.total, 0, n);
+            if (out.added == 0) return R(out);
+            auto add = db.prepare(
+                "INSERT INTO send_counts (account_id, second, n) VALUES (?1, ?2, ?3) "
+                "ON CONFLICT (account_id, second) DO UPDATE SET n = n + excluded.n");
+            if (!add) return R(boost::system::in_place_error, add.error());
+            if (auto r = add->bind(1, account).bind(2, second).bind(3, out.added).run(); !r)
+                return R(boost::system::in_place_error, r.error());
+            out.total += out.added;
+            if (out.oldest_second == 0 && out.added > 0) out.oldest_second = second;
+            return R(out);
+        });
+}
+
 }  // namespace posthorn::store::sqlite
