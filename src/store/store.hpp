@@ -208,7 +208,9 @@ class SendRateStore {
     // Adds to the account's count of `second` as many of `n` as keep the sum of its counts of
     // the seconds from `since` to `second` at most `cap` — a bounded add, atomic across nodes
     // (nodes adding at once see each other's counts). A negative `n` (sends given back) is
-    // added whole. Counts of seconds before `since` may be dropped.
+    // added whole. Counts of seconds before `since` may be dropped. Unlike the other writes,
+    // a back end may answer before the count is on disk: a count lost in a crash lets a few
+    // more sends through, and nothing else depends on it.
     virtual asio::awaitable<Result<SendCounts>> add_sends(std::string account_id,
                                                           std::int64_t since, std::int64_t second,
                                                           std::int64_t n, std::int64_t cap) = 0;
