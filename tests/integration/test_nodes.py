@@ -437,7 +437,7 @@ def test_postgresql_restarted_under_load_loses_no_acknowledged_email(own_server,
             except ValueError:
                 doc = {"code": r.body[:100]}
             answers.append((ph.node_name, now, r.status, doc.get("code"),
-                            doc.get("id") if r.status == 200 else None))
+                            doc.get("id") if r.status == 200 else doc.get("message")))
             time.sleep(0.02)
 
     threads = [threading.Thread(target=load, args=(ph,)) for ph in (a, b)]
@@ -461,15 +461,17 @@ def test_postgresql_restarted_under_load_loses_no_acknowledged_email(own_server,
             t.join(timeout=30)
 
     acked = [em for _, _, s, _, em in answers if s == 200]
-    refused = [(n, p, s, code) for n, p, s, code, _ in answers if s != 200]
+    refused = [(n, p, s, code, message) for n, p, s, code, message in answers if s != 200]
     summary = collections.Counter((n, p, s) for n, p, s, _, _ in answers)
     print(f"\nanswers under load: {dict(summary)}")
     assert any(p == "before" for n, p, s, _, _ in answers if s == 200)
-    assert any(s == 503 for _, _, s, _ in refused), "the server's absence was never seen"
+    assert any(s == 503 for _, _, s, _, _ in refused), "the server's absence was never seen"
     # While the server was away, a send either got in before it noticed or was refused
     # cleanly: 503 STORE_UNAVAILABLE, never another status, never a dropped connection.
-    assert all(s == 503 and code == "STORE_UNAVAILABLE" for _, _, s, code in refused), \
-        [r for r in refused if r[2] != 503 or r[3] != "STORE_UNAVAILABLE"][:10]
+    unclean = [r for r in refused if r[2] != 503 or r[3] != "STORE_UNAVAILABLE"]
+    assert not unclean, f"{unclean[:10]}\n" + "\n".join(
+        f"{ph.node_name}: {line}" for ph in (a, b) for line in ph.output().splitlines()
+        if " error " in line and "api key lookup" not in line)
 
     # Every acknowledged email is stored and delivered, exactly once: a node that delivered
     # a message while the server was away knows the outcome and can write it when the server
