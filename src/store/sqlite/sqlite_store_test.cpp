@@ -18,6 +18,9 @@
 namespace posthorn::store::sqlite {
 namespace {
 
+// The schema version of the last migration (015_send_counts).
+constexpr int kLatestVersion = 15;
+
 namespace fs = std::filesystem;
 
 // An email of `account_id` from its domain `domain_id` to one recipient, due at time 1.
@@ -169,7 +172,7 @@ std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std:
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);
-    EXPECT_EQ(store_->schema_version(), 14);  // 014_list_counts
+    EXPECT_EQ(store_->schema_version(), kLatestVersion);
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees((dir_ / "t.db").string()))
         EXPECT_EQ(ephemeral, 0) << sql;
     // The checks still check.
@@ -272,7 +275,7 @@ TEST_F(SqliteStoreTest, MessagesAndLogsSurviveTheirMoves) {
     EXPECT_EQ(checks_with_temporary_btrees(path)[1].second, 2);  // version 5: IN (...) twice
     auto s = SqliteStore::open({.path = path, .readers = 1});
     ASSERT_TRUE(s) << s.error().message();
-    EXPECT_EQ((*s)->schema_version(), 14);
+    EXPECT_EQ((*s)->schema_version(), kLatestVersion);
     for (const auto& [sql, ephemeral] : checks_with_temporary_btrees(path))
         EXPECT_EQ(ephemeral, 0) << sql;
     auto raw = run((*s)->email_raw("acc_1", "em_1"));
@@ -336,7 +339,7 @@ TEST_F(SqliteStoreTest, LogsSurviveTheirRebuildByAccount) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 14);
+        EXPECT_EQ((*s)->schema_version(), kLatestVersion);
         auto page = run((*s)->list_logs({.account_id = "acc_1", .limit = 10}));
         ASSERT_TRUE(page) << page.error().message();
         EXPECT_EQ(page->total, 3);
@@ -757,7 +760,7 @@ TEST_F(SqliteStoreTest, EmailsSurviveTheirRebuild) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 14);
+        EXPECT_EQ((*s)->schema_version(), kLatestVersion);
         auto e = run((*s)->find_email_by_return_token(old_token));
         ASSERT_TRUE(e) << e.error().message();
         EXPECT_EQ(e->id, "em_1");
@@ -809,7 +812,7 @@ TEST_F(SqliteStoreTest, RecipientsAreFoundByTheirRange) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 14);
+        EXPECT_EQ((*s)->schema_version(), kLatestVersion);
         auto one = run((*s)->find_email("acc_1", "em_1"));
         ASSERT_TRUE(one) << one.error().message();
         ASSERT_EQ(one->recipients.size(), 2u);
@@ -947,7 +950,7 @@ TEST_F(SqliteStoreTest, EmailsAreKeptByAccountAndId) {
     {
         auto s = SqliteStore::open({.path = path, .readers = 1});
         ASSERT_TRUE(s) << s.error().message();
-        EXPECT_EQ((*s)->schema_version(), 14);
+        EXPECT_EQ((*s)->schema_version(), kLatestVersion);
         auto all = run((*s)->list_emails({.account_id = "acc_1", .limit = 10}));
         ASSERT_TRUE(all) << all.error().message();
         EXPECT_EQ(all->total, 3);
