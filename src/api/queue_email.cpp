@@ -57,6 +57,15 @@ std::size_t content_bytes(const mail::MessageSpec& spec) {
     return n;
 }
 
+// A store's failure: 503 STORE_UNAVAILABLE while it cannot be reached (as the other
+// endpoints answer, detail::internal_error), 500 otherwise. Logged.
+Refused store_failed(const std::string& what, const error_code& ec) {
+    log::error("queue email: could not {}: {}", what, ec.message());
+    if (ec == store::errc::unavailable)
+        return {503, "STORE_UNAVAILABLE", "the store cannot be reached; nothing was accepted", 5};
+    return {500, "INTERNAL_ERROR", "could not " + what};
+}
+
 // A slot of the send rate that goes back unless the email is stored.
 struct Slot {
     RateLimiter& limiter;
@@ -79,10 +88,8 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
         sender = std::move(*req.domain);
     else
         sender = co_await deps.domains.find_domain_by_name(std::move(account), from_domain);
-    if (!sender && sender.error() != store::errc::not_found) {
-        log::error("queue email: reading the domain: {}", sender.error().message());
-        co_return R(Refused{500, "INTERNAL_ERROR", "could not read the sender domain"});
-    }
+    if (!sender && sender.error() != store::errc::not_found)
+        co_return R(store_failed("read the sender domain", sender.error()));
     switch (sender ? domain::may_send_from(sender->status, sender->sending)
                    : domain::SendCheck::not_verified) {
         case domain::SendCheck::not_verified:
@@ -98,10 +105,7 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
 
     const auto now = deps.clock.now_ms();
     auto denied = co_await deps.rate_limiter.reserve(req.account_id, now);
-    if (!denied) {
-        log::error("queue email: counting the send rate: {}", denied.error().message());
-        co_return R(Refused{500, "INTERNAL_ERROR", "could not count the send rate"});
-    }
+    if (!denied) co_return R(store_failed("count the send rate", denied.error()));
     if (*denied)
         co_return R(Refused{429, "RATE_LIMITED",
                             "more than " + std::to_string(deps.sending.send_rate_per_minute) +
@@ -200,10 +204,7 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     n.idempotency_expires_at = now + kIdempotencyTtlMs;
     const auto id = e.id;
     auto stored = co_await deps.emails.create_email(std::move(n));
-    if (!stored) {
-        log::error("queue email: {}", stored.error().message());
-        co_return R(Refused{500, "INTERNAL_ERROR", "could not queue the email"});
-    }
+    if (!stored) co_return R(store_failed("queue the email", stored.error()));
     if (*stored) {  // another request with the key won the race
         const auto& r = **stored;
         auto old = json::parse(r.body);

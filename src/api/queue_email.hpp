@@ -39,7 +39,7 @@ struct Queued {
 };
 
 struct Refused {
-    unsigned status;  // 403, 429, 500
+    unsigned status;  // 403, 429, 500, 503
     std::string code;
     std::string message;
     int retry_after_s = 0;
