@@ -79,6 +79,10 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     asio::awaitable<void> finish(const Job& job, const std::vector<AttemptResult>& results);
     asio::awaitable<void> record(const store::QueuedEmail& email, domain::Outcomes outcomes);
     asio::awaitable<std::optional<std::string>> signed_message(const store::QueuedEmail& e);
+    // Whether a store's failure `ec` is one that passes by itself (the database out of reach,
+    // a connection broken) and delivery is not stopping; then waits before the next try
+    // (0.25 s, doubling up to 5 s).
+    asio::awaitable<bool> wait_for_store(const error_code& ec, int tries);
     domain::RecipientOutcome outcome_for(const store::QueuedRecipient& r, const AttemptResult& a,
                                          UnixMs now);
 
@@ -137,16 +141,43 @@ domain::RecipientOutcome QueueManager::Impl::outcome_for(const store::QueuedReci
 
 // Writes outcomes of one email's recipients: the email's rules make the change, the store
 // writes it (and lifts the recipients' leases) in one transaction.
+asio::awaitable<bool> QueueManager::Impl::wait_for_store(const error_code& ec, int tries) {
+    if (stopping ||
+        (ec != store::errc::unavailable && ec != store::errc::io && ec != store::errc::busy))
+        co_return false;
+    asio::steady_timer wait(ex);
+    wait.expires_after(std::chrono::milliseconds(std::min(5000, 250 << std::min(tries, 5))));
+    co_await wait.async_wait(use_nothrow_awaitable);
+    co_return !stopping;
+}
+
+// Writes outcomes of one email's recipients: the email's rules make the change, the store
+// writes it (and lifts the recipients' leases) in one transaction. While the store cannot be
+// reached, the outcome waits in memory and is written when it is back: the mail went (or
+// did not), and that must not be forgotten — its lease, renewed meanwhile, keeps the other
+// nodes off it. Only a stop gives up: the lease stays, and the mail goes again after the
+// node's next start lifts it, or after it runs out (at least once, as after a crash).
 asio::awaitable<void> QueueManager::Impl::record(const store::QueuedEmail& email,
                                                  domain::Outcomes outcomes) {
-    auto decide = [outcomes = std::move(outcomes)](const store::Email& current) {
-        return domain::apply_outcomes(current, outcomes);
-    };
-    auto account = email.account_id;
-    auto id = email.id;
-    auto r = co_await stores.emails.change_email(std::move(account), std::move(id), true,
-                                                 std::move(decide));
-    if (!r) log::error("delivery: recording the outcome of {}: {}", email.id, r.error().message());
+    for (int tries = 0;; ++tries) {
+        auto decide = [outcomes](const store::Email& current) {
+            return domain::apply_outcomes(current, outcomes);
+        };
+        auto account = email.account_id;
+        auto id = email.id;
+        auto r = co_await stores.emails.change_email(std::move(account), std::move(id), true,
+                                                     std::move(decide));
+        if (r) {
+            if (tries > 0) log::info("delivery: the outcome of {} is recorded now", email.id);
+            co_return;
+        }
+        if (tries == 0)
+            log::error("delivery: recording the outcome of {}: {}", email.id, r.error().message());
+        if (!co_await wait_for_store(r.error(), tries)) {
+            log::error("delivery: the outcome of {} is not recorded", email.id);
+            co_return;
+        }
+    }
 }
 
 asio::awaitable<void> QueueManager::Impl::finish(const Job& job,
@@ -187,9 +218,15 @@ asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
         it = dkim_keys.emplace(e.domain_id, std::move(dk)).first;
     }
     // Read only now, from a reader: the claim left it in the database.
-    auto account = e.account_id;
-    auto id = e.id;
-    auto raw = co_await stores.emails.email_raw(std::move(account), std::move(id));
+    // Read again while the store cannot be reached, as record() writes again: a message that
+    // could not be read for that reason has not failed.
+    auto raw = Result<std::string>(store::errc::unavailable);
+    for (int tries = 0;; ++tries) {
+        auto account = e.account_id;
+        auto id = e.id;
+        raw = co_await stores.emails.email_raw(std::move(account), std::move(id));
+        if (raw || !co_await wait_for_store(raw.error(), tries)) break;
+    }
     if (!raw) {
         log::error("delivery: reading the message of {}: {}", e.id, raw.error().message());
         co_return std::nullopt;
