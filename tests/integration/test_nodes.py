@@ -308,6 +308,43 @@ def test_the_send_rate_is_shared_by_the_nodes(cluster):
         db.close()
 
 
+def test_a_key_revoked_and_a_domain_changed_on_one_node_hold_on_the_others_at_once(cluster):
+    # Every node keeps the API keys and domains it looked up in memory; a change made
+    # anywhere (the CLI, another node) is announced to all of them with its commit.
+    c = cluster()
+    a = c.node("node-a")
+    key = c.account(a)
+    b = c.node("node-b")
+    other_id, other = a.create_key("acme")
+    for ph in (a, b):  # both have the keys and the domain cached now
+        send(ph, key, f"before {ph.node_name}")
+        send(ph, other, f"before other {ph.node_name}")
+
+    assert "revoked" in a.cli("key", "revoke", other_id).stdout
+    deadline = time.monotonic() + 2.0  # "within a few seconds": well within, here
+    refused = {}
+    while time.monotonic() < deadline and len(refused) < 2:
+        for ph in (a, b):
+            r = ph.request("POST", "/v1/emails", key=other, body=body("after revoke"))
+            if r.status == 401:
+                refused[ph.node_name] = r.json()["message"]
+            else:
+                assert r.status == 200, r
+        time.sleep(0.05)
+    assert set(refused) == {"node-a", "node-b"}, f"still accepted on some node: {refused}"
+    assert all("revoked" in m for m in refused.values()), refused
+
+    # Sending switched off through node A: node B refuses to send from the domain too.
+    r = a.request("PATCH", f"/v1/domains/{SENDER}", key=key, body={"config": {"sending": False}})
+    assert r.status == 200, r
+    r = b.request("POST", "/v1/emails", key=key, body=body("after switch"))
+    deadline = time.monotonic() + 2.0
+    while r.status == 200 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        r = b.request("POST", "/v1/emails", key=key, body=body("after switch"))
+    assert r.status == 403 and r.json()["code"] == "SENDING_DISABLED", r
+
+
 def test_a_killed_nodes_leases_run_out_and_another_node_delivers_its_mail(cluster):
     # The sink takes each message's data and then stalls (no reply to DATA): node A's
     # sessions hang there, holding their leases, until A is killed. A message whose

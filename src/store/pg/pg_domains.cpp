@@ -110,7 +110,7 @@ asio::awaitable<Result<void>> PgStore::create_domain(Domain d, std::vector<DkimK
         }
         return {};
     };
-    return impl_->writer.write<void>(std::move(job));
+    return impl_->write_lookups<void>(std::move(job));
 }
 
 asio::awaitable<Result<Domain>> PgStore::find_domain_by_id(std::string account_id, std::string id) {
@@ -121,10 +121,13 @@ asio::awaitable<Result<Domain>> PgStore::find_domain_by_id(std::string account_i
 
 asio::awaitable<Result<Domain>> PgStore::find_domain_by_name(std::string account_id,
                                                              std::string name) {
-    // Read every time (no cache): what one node changes, every node sees at once.
-    return impl_->read([account_id = std::move(account_id), name = std::move(name)](
-                           Conn& c) { return one_domain(c, "name = $2", account_id, name); },
-                       false);
+    // Cached until a change of a key or a domain on any node (Impl::read_cached).
+    std::string key = account_id + '\0' + name;
+    return impl_->read_cached(
+        impl_->domains, std::move(key),
+        [account_id = std::move(account_id), name = std::move(name)](Conn& c) {
+            return one_domain(c, "name = $2", account_id, name);
+        });
 }
 
 asio::awaitable<Result<Page<Domain>>> PgStore::list_domains(ListQuery q) {
@@ -166,7 +169,7 @@ asio::awaitable<Result<void>> PgStore::update_domain_settings(std::string accoun
                        .add(st.click_tracking)
                        .add(now)));
     };
-    return impl_->writer.write<void>(std::move(job));
+    return impl_->write_lookups<void>(std::move(job));
 }
 
 asio::awaitable<Result<void>> PgStore::record_domain_check(DomainCheck check) {
@@ -189,7 +192,7 @@ asio::awaitable<Result<void>> PgStore::record_domain_check(DomainCheck check) {
         if (c.event) return detail::insert_event(conn, b, *c.event);
         return {};
     };
-    auto r = co_await impl_->writer.write<void>(std::move(job));
+    auto r = co_await impl_->write_lookups<void>(std::move(job));
     if (r && any_event) impl_->events_written();
     co_return r;
 }
@@ -204,7 +207,7 @@ asio::awaitable<Result<void>> PgStore::postpone_domain_check(std::string account
         if (!r) return r.error();
         return {};
     };
-    return impl_->writer.write<void>(std::move(job));
+    return impl_->write_lookups<void>(std::move(job));
 }
 
 asio::awaitable<Result<std::vector<Domain>>> PgStore::domains_due(UnixMs now, int limit) {

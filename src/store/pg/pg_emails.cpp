@@ -110,7 +110,9 @@ Result<void> insert_email(Conn& c, const NewEmail& n) {
     p.add(e.track_opens).add(e.track_clicks).add(e.source).add(e.size_bytes);
     p.add(n.total_recipients).add(e.created_at).add(e.queued_at).bytes(n.raw);
     p.texts(address).texts(domain_of).texts(type).texts(status).int8s(due);
-    auto r = c.exec(
+    // Pipelined (Conn::queue): nothing of it is read back, so the writer sends the next
+    // send's statement without waiting for this one's answer.
+    auto ec = c.queue(
         "WITH e AS (INSERT INTO emails (id, account_id, domain_id, envelope_id, status, "
         "from_email, from_name, to_display, subject, message_id, return_token, "
         "recipient_addresses, track_opens, track_clicks, source, size_bytes, total_recipients, "
@@ -122,7 +124,7 @@ Result<void> insert_email(Conn& c, const NewEmail& n) {
         "unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::int8[]) "
         "WITH ORDINALITY AS u (a, d, t, s, due, n) ORDER BY u.n",
         p);
-    if (!r) return r.error();
+    if (ec) return ec;
     return {};
 }
 

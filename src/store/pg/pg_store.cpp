@@ -87,15 +87,16 @@ Result<std::unique_ptr<PgStore>> PgStore::open(Options options) {
     for (auto& c : readers) impl->readers.add(std::move(c));
     if (listening) {
         Impl* self = impl.get();
-        std::vector<detail::Listener::Channel> channels{{detail::kQueueChannel,
-                                                         [self] {
-                                                             if (auto f = self->listener_of(true))
-                                                                 f();
-                                                         }},
-                                                        {detail::kEventChannel, [self] {
-                                                             if (auto f = self->listener_of(false))
-                                                                 f();
-                                                         }}};
+        std::vector<detail::Listener::Channel> channels{
+            {detail::kQueueChannel,
+             [self] {
+                 if (auto f = self->listener_of(true)) f();
+             }},
+            {detail::kEventChannel,
+             [self] {
+                 if (auto f = self->listener_of(false)) f();
+             }},
+            {detail::kLookupChannel, [self] { ++self->lookup_changes; }}};
         impl->listener = std::make_unique<detail::Listener>(
             std::move(*listening), std::move(channels), &impl->writer.backend_pid());
         impl->listener->start();
@@ -211,7 +212,7 @@ asio::awaitable<Result<std::vector<ApiKey>>> PgStore::list_api_keys(std::string 
 
 asio::awaitable<Result<ApiKey>> PgStore::revoke_api_key(std::string key_id, UnixMs at) {
     // Revoking twice keeps the first time.
-    return impl_->writer.write<ApiKey>(
+    return impl_->write_lookups<ApiKey>(
         [key_id = std::move(key_id), at](Conn& c, Batch&) -> Result<ApiKey> {
             return one_key(
                 c.exec(std::string("UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) "
@@ -222,14 +223,14 @@ asio::awaitable<Result<ApiKey>> PgStore::revoke_api_key(std::string key_id, Unix
 }
 
 asio::awaitable<Result<ApiKey>> PgStore::find_api_key(std::string hash_hex) {
-    // Read every time (no cache): a key revoked on one node is revoked on every node at once.
-    return impl_->read(
-        [hash_hex = std::move(hash_hex)](Conn& c) -> Result<ApiKey> {
+    // Cached until a change of a key or a domain on any node (Impl::read_cached).
+    auto key = hash_hex;
+    return impl_->read_cached(
+        impl_->keys, std::move(key), [hash_hex = std::move(hash_hex)](Conn& c) -> Result<ApiKey> {
             return one_key(
                 c.exec(std::string("SELECT ") + kKeyColumns + " FROM api_keys WHERE hash = $1",
                        Params().add(hash_hex)));
-        },
-        false);
+        });
 }
 
 // ---- request log ----

@@ -218,41 +218,115 @@ error_code Conn::failed(const PGresult* r, std::string_view sql) {
     return ec;
 }
 
-Result<Rows> Conn::exec(std::string_view sql, const Params& params) {
-    if (!conn_) return errc::unavailable;
-    const int n = params.size();
-    auto it = prepared_.find(std::string(sql));
-    if (it == prepared_.end()) {
-        std::vector<Oid> types;
-        types.reserve(params.items_.size());
-        for (const auto& p : params.items_) types.push_back(static_cast<Oid>(p.type));
-        const auto name = "s" + std::to_string(prepared_.size() + 1);
-        const std::string text(sql);
-        ResultPtr r(PQprepare(conn_.get(), name.c_str(), text.c_str(), n, types.data()));
-        if (!r || PQresultStatus(r.get()) != PGRES_COMMAND_OK) return failed(r.get(), sql);
-        it = prepared_.emplace(text, name).first;
-    }
-    std::vector<const char*> values;
-    std::vector<int> lengths, formats;
-    values.reserve(params.items_.size());
-    lengths.reserve(params.items_.size());
-    formats.reserve(params.items_.size());
-    for (const auto& p : params.items_) {
+void Params::encode(std::vector<const char*>& values, std::vector<int>& lengths,
+                    std::vector<int>& formats) const {
+    values.reserve(items_.size());
+    lengths.reserve(items_.size());
+    formats.reserve(items_.size());
+    for (const auto& p : items_) {
         // Zero-length text still needs a non-null pointer: null means SQL NULL.
         const std::string_view bytes = p.owns ? std::string_view(p.owned) : p.view;
         values.push_back(p.null ? nullptr : (bytes.data() ? bytes.data() : ""));
         lengths.push_back(static_cast<int>(bytes.size()));
         formats.push_back(1);
     }
-    ResultPtr r(PQexecPrepared(conn_.get(), it->second.c_str(), n, values.data(), lengths.data(),
+}
+
+Result<const std::string*> Conn::statement(std::string_view sql, const Params& params,
+                                           bool pipelined) {
+    auto it = prepared_.find(std::string(sql));
+    if (it != prepared_.end()) return &it->second;
+    std::vector<Oid> types;
+    types.reserve(params.items_.size());
+    for (const auto& p : params.items_) types.push_back(static_cast<Oid>(p.type));
+    const auto name = "s" + std::to_string(prepared_.size() + 1);
+    const std::string text(sql);
+    if (pipelined) {
+        if (PQsendPrepare(conn_.get(), name.c_str(), text.c_str(), params.size(), types.data()) !=
+            1)
+            return failed(nullptr, sql);
+        ++queued_;
+        pipelined_.push_back(text);
+    } else {
+        ResultPtr r(
+            PQprepare(conn_.get(), name.c_str(), text.c_str(), params.size(), types.data()));
+        if (!r || PQresultStatus(r.get()) != PGRES_COMMAND_OK) return failed(r.get(), sql);
+    }
+    return &prepared_.emplace(text, name).first->second;
+}
+
+Result<Rows> Conn::exec(std::string_view sql, const Params& params) {
+    if (!conn_) return errc::unavailable;
+    if (auto ec = sync()) return ec;
+    auto name = statement(sql, params, false);
+    if (!name) return name.error();
+    const int n = params.size();
+    std::vector<const char*> values;
+    std::vector<int> lengths, formats;
+    params.encode(values, lengths, formats);
+    ResultPtr r(PQexecPrepared(conn_.get(), (*name)->c_str(), n, values.data(), lengths.data(),
                                formats.data(), 1));
     const auto status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) return failed(r.get(), sql);
     return Rows(std::move(r));
 }
 
+error_code Conn::queue(std::string_view sql, const Params& params) {
+    if (!conn_) return errc::unavailable;
+    if (!pipeline_allowed_) return exec(sql, params).error();
+    if (PQpipelineStatus(conn_.get()) == PQ_PIPELINE_OFF && PQenterPipelineMode(conn_.get()) != 1)
+        return failed(nullptr, sql);
+    if (queued_ == 0) first_queued_ = std::string(sql.substr(0, 120));
+    auto name = statement(sql, params, true);
+    if (!name) return name.error();
+    std::vector<const char*> values;
+    std::vector<int> lengths, formats;
+    params.encode(values, lengths, formats);
+    if (PQsendQueryPrepared(conn_.get(), (*name)->c_str(), params.size(), values.data(),
+                            lengths.data(), formats.data(), 1) != 1)
+        return failed(nullptr, sql);
+    if (++queued_ >= kMaxQueued) return sync();
+    return {};
+}
+
+error_code Conn::sync() {
+    if (!conn_ || PQpipelineStatus(conn_.get()) == PQ_PIPELINE_OFF) return {};
+    error_code first;
+    ResultPtr bad;  // the first failure's result, for its message
+    const int commands = queued_;
+    queued_ = 0;
+    if (PQpipelineSync(conn_.get()) != 1) {
+        first = failed(nullptr, first_queued_);
+    } else {
+        // Each command's results end with a null; the sync point's result comes last.
+        for (int done = 0; done <= commands;) {
+            ResultPtr r(PQgetResult(conn_.get()));
+            if (!r) {
+                if (!ok()) break;
+                ++done;
+                continue;
+            }
+            const auto status = PQresultStatus(r.get());
+            if (status == PGRES_PIPELINE_SYNC) break;
+            if (status == PGRES_FATAL_ERROR && !first) {
+                first = failed(r.get(), first_queued_);
+            } else if (status == PGRES_PIPELINE_ABORTED && !first) {
+                first = make_error_code(errc::io);
+            }
+        }
+        if (!ok() && !first) first = failed(nullptr, first_queued_);
+    }
+    if (ok()) (void)PQexitPipelineMode(conn_.get());
+    // A statement prepared in a failed pipeline may not exist on the server.
+    if (first)
+        for (const auto& text : pipelined_) prepared_.erase(text);
+    pipelined_.clear();
+    return first;
+}
+
 Result<void> Conn::run(const char* sql) {
     if (!conn_) return errc::unavailable;
+    if (auto ec = sync()) return ec;
     ResultPtr r(PQexec(conn_.get(), sql));
     const auto status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) return failed(r.get(), sql);

@@ -77,6 +77,9 @@ class Params {
 
   private:
     friend class Conn;
+    // libpq's arrays of values, lengths and formats (binary) for the parameters.
+    void encode(std::vector<const char*>& values, std::vector<int>& lengths,
+                std::vector<int>& formats) const;
     struct Item {
         Type type;
         bool null = false;
@@ -169,6 +172,16 @@ class Conn {
     // SAVEPOINT …; a migration's many statements at once).
     Result<void> run(const char* sql);
 
+    // Pipelining (libpq's pipeline mode), for the writer: queue() sends a statement whose
+    // rows nobody reads and does not wait for it, so that the statements of a batch go to the
+    // server one after the other without a round trip each. Its outcome comes with sync():
+    // the first failure of the statements queued since the last one. exec() and run() sync
+    // first, and fail with that failure. Only while allowed (allow_pipeline); otherwise
+    // queue() is exec() without the rows.
+    error_code queue(std::string_view sql, const Params& params);
+    error_code sync();
+    void allow_pipeline(bool allowed) { pipeline_allowed_ = allowed; }
+
     // Whether the connection is up (a failed statement may have found it gone).
     bool ok() const { return conn_ && PQstatus(conn_.get()) == CONNECTION_OK; }
     // Connects again (blocking), forgetting the prepared statements.
@@ -187,9 +200,20 @@ class Conn {
         if (up_) up_->store(up);
     }
 
+    // The name of the statement prepared for `sql`: prepared now (in the pipeline when
+    // `pipelined`, its outcome then known at sync()) the first time.
+    Result<const std::string*> statement(std::string_view sql, const Params& params,
+                                         bool pipelined);
+    static constexpr int kMaxQueued = 256;  // statements sent before a sync: a bound on
+                                            // the results the server holds for us
+
     ConnPtr conn_;
     std::string url_;
     std::unordered_map<std::string, std::string> prepared_;  // text → statement name
+    bool pipeline_allowed_ = false;
+    int queued_ = 0;                      // statements in the pipeline since its last sync
+    std::vector<std::string> pipelined_;  // texts prepared in it: forgotten if it fails
+    std::string first_queued_;            // for the log, the first statement's text
     std::shared_ptr<std::atomic<bool>> up_;
 };
 

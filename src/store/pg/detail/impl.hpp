@@ -3,12 +3,14 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <vector>
 
 #include "core/blocking.hpp"
 #include "domain/vocabulary.hpp"
+#include "store/detail/lookup_cache.hpp"
 #include "store/pg/detail/conn.hpp"
 #include "store/pg/detail/listener.hpp"
 #include "store/pg/detail/writer.hpp"
@@ -21,6 +23,8 @@ namespace detail {
 // The channels a commit notifies (writer.hpp) and other nodes listen on (listener.hpp).
 inline constexpr const char* kQueueChannel = "posthorn_queue";
 inline constexpr const char* kEventChannel = "posthorn_events";
+// A commit that changed an API key or a domain: the nodes drop what they cached (Impl::keys).
+inline constexpr const char* kLookupChannel = "posthorn_lookups";
 
 // Read connections, one per reader thread: take() waits for a free one; a lease gives it
 // back.
@@ -141,6 +145,43 @@ struct PgStore::Impl {
         co_return any && !*any;
     }
 
+    // The lookups every request makes, its API key and a send's sender domain, answered from
+    // memory while nothing changed them. A change is announced to every node (NOTIFY
+    // posthorn_lookups with its commit; this store moves on itself once it is committed), and
+    // the listener, when its connection was lost and is back, moves on too, since it may
+    // have missed some; and whatever happens, nothing cached is older than kLookupMaxAge.
+    // Without a listener (it could not connect) nothing is cached.
+    static constexpr std::chrono::seconds kLookupMaxAge{5};
+    std::uint64_t lookup_epoch() const {
+        const auto age = std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::steady_clock::now().time_since_epoch()) /
+                         kLookupMaxAge;
+        return (lookup_changes.load() << 32) | (static_cast<std::uint64_t>(age) & 0xffffffffU);
+    }
+    template <class V, class F>
+    asio::awaitable<Result<V>> read_cached(store::detail::LookupCache<V>& cache, std::string key,
+                                           F fn) {
+        if (!listener) co_return co_await read(std::move(fn), false);
+        const auto e = lookup_epoch();
+        if (auto hit = cache.find(key, e)) co_return std::move(*hit);
+        Result<V> r = co_await read(std::move(fn), false);
+        if (r) cache.put(std::move(key), *r, e);
+        co_return r;
+    }
+    // A write that changes an API key or a domain: announced with its commit, and moving
+    // this node on once committed, so that no node answers from a cached copy once the
+    // caller has had its answer (the others once the notification is there: milliseconds).
+    template <class T, class Fn>
+    asio::awaitable<Result<T>> write_lookups(Fn fn) {
+        auto job = [fn = std::move(fn)](Conn& c, Batch& b) mutable -> Result<T> {
+            b.notify(detail::kLookupChannel);
+            return fn(c, b);
+        };
+        auto r = co_await writer.write<T>(std::move(job));
+        ++lookup_changes;
+        co_return r;
+    }
+
     // After a commit that queued mail or wrote events, on the caller's executor.
     void queued() const {
         if (queue_listener) queue_listener();
@@ -159,6 +200,9 @@ struct PgStore::Impl {
     asio::thread_pool reader_threads;
     detail::ReaderPool readers;
     std::unique_ptr<detail::Listener> listener;
+    std::atomic<std::uint64_t> lookup_changes{0};
+    store::detail::LookupCache<ApiKey> keys;     // by the key's hash
+    store::detail::LookupCache<Domain> domains;  // by account and name
     std::mutex log_mutex;
     std::vector<LogEntry> log_buffer;  // guarded by log_mutex: entries not yet taken
     int version = 0;

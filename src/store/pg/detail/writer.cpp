@@ -128,6 +128,7 @@ error_code Writer::begin() {
 // join the open transaction. True once the batch is settled; false, with the transaction
 // rolled back and nobody answered, when a job failed and the batch is to run apart.
 bool Writer::run_together(std::vector<Pending>& batch) {
+    conn_.allow_pipeline(true);
     if (auto ec = begin()) {
         answer(batch, ec);
         return true;
@@ -151,6 +152,8 @@ bool Writer::run_together(std::vector<Pending>& batch) {
                      std::make_move_iterator(split));
         pending_.erase(pending_.begin(), split);
     }
+    // The statements the jobs queued without waiting (Conn::queue): their outcome.
+    if (!failed) failed = conn_.sync();
     if (failed) {
         (void)conn_.run("ROLLBACK");
         batch_state_.clear();
@@ -185,6 +188,8 @@ error_code Writer::commit() {
 }
 
 void Writer::run_apart(std::vector<Pending>& batch) {
+    // Each statement's outcome known at once, so that a failure is its own job's.
+    conn_.allow_pipeline(false);
     if (auto ec = begin()) return answer(batch, ec);
     std::vector<error_code> results(batch.size());
     for (std::size_t i = 0; i < batch.size(); ++i) {

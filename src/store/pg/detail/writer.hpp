@@ -11,6 +11,9 @@
 // NOTIFYs with the COMMIT, which PostgreSQL delivers to the listening nodes when the commit is
 // done. A connection found broken at the start of a batch is made again for it; one that breaks
 // during a batch fails the batch (errc::io: not acknowledged, whether or not a COMMIT got through).
+// While jobs run together, a statement a job does not read back (Conn::queue: a send's rows) is
+// pipelined: sent without waiting for its answer, which comes before the COMMIT (Conn::sync); a
+// failure there runs the batch apart, where every statement is waited for.
 // Private to store/pg.
 #pragma once
 
