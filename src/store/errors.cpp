@@ -23,6 +23,10 @@ class Category final : public boost::system::error_category {
                 return "the database cannot be reached";
             case errc::newer_schema:
                 return "the database's schema is newer than this posthorn knows: upgrade posthorn";
+            case errc::older_schema:
+                return "the database's schema is older than this posthorn's: start this posthorn "
+                       "on "
+                       "it once (it migrates at start)";
         }
         return "unknown store error";
     }

@@ -17,6 +17,8 @@ enum class errc {
     unavailable,    // the database cannot be reached (a server store's lost connection):
                     // nothing of the operation was written
     newer_schema,   // the database was migrated by a newer posthorn than this one
+    older_schema,   // the database is at an older schema than this posthorn's, and is not to be
+                    // migrated here (a copy's source, opened read-only)
 };
 
 const boost::system::error_category& error_category() noexcept;

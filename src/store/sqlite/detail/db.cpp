@@ -82,11 +82,43 @@ std::string Stmt::text(int col) const {
                        static_cast<std::size_t>(sqlite3_column_bytes(s_, col)));
 }
 
-Result<Db> Db::open(const std::string& path, bool create) {
+namespace {
+
+void configure_once() {
     // No memory statistics: with them every allocation of every connection takes one
     // global mutex. Must come before SQLite initialises itself (at the first open).
     static std::once_flag configured;
     std::call_once(configured, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
+
+}  // namespace
+
+std::string_view Stmt::view(int col) const {
+    const void* p = sqlite3_column_type(s_, col) == SQLITE_BLOB ? sqlite3_column_blob(s_, col)
+                                                                : sqlite3_column_text(s_, col);
+    if (!p) return {};
+    return {static_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s_, col))};
+}
+
+Result<Db> Db::open_read_only(const std::string& path) {
+    configure_once();
+    sqlite3* raw = nullptr;
+    const int rc =
+        sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+    Db db;
+    db.db_.reset(raw);
+    if (rc != SQLITE_OK) {
+        log::error("sqlite open {} (read-only): {}", path,
+                   raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
+        return to_error(rc);
+    }
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_busy_timeout(raw, 10000);
+    return db;
+}
+
+Result<Db> Db::open(const std::string& path, bool create) {
+    configure_once();
     sqlite3* raw = nullptr;
     const int flags =
         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);

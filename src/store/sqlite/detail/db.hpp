@@ -58,6 +58,9 @@ class Stmt {
 
     std::int64_t int64(int col) const { return sqlite3_column_int64(s_, col); }
     std::string text(int col) const;
+    // The bytes of a text or blob column without a copy: valid until the next step or reset.
+    std::string_view view(int col) const;
+    int column_count() const { return sqlite3_column_count(s_); }
     bool is_null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
     std::optional<std::int64_t> opt_int64(int col) const {
         return is_null(col) ? std::nullopt : std::optional(int64(col));
@@ -74,6 +77,9 @@ class Db {
   public:
     // Opens (creating if asked) with WAL, foreign keys, synchronous=FULL and a busy timeout.
     static Result<Db> open(const std::string& path, bool create);
+    // Opens an existing database read-only, as it is: no pragma that writes (journal mode),
+    // no migration. For reading a store out (sqlite_copy_source.hpp).
+    static Result<Db> open_read_only(const std::string& path);
 
     // Runs one or more statements without results.
     Result<void> exec(const char* sql);
