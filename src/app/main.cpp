@@ -10,6 +10,7 @@
 #include "app/commands.hpp"
 #include "app/config.hpp"
 #include "app/serve.hpp"
+#include "app/store_copy.hpp"
 #include "core/log.hpp"
 
 using namespace posthorn;
@@ -53,6 +54,14 @@ int run(int argc, char** argv) {
     auto* dns = cli.add_subcommand("dns", "DNS for the operator")->require_subcommand(1);
     auto* dns_zone = dns->add_subcommand("zone", "print the DKIM TXT records to serve (zone file)");
 
+    auto* store_cmd = cli.add_subcommand("store", "move the store")->require_subcommand(1);
+    std::string copy_from, copy_to;
+    auto* store_copy = store_cmd->add_subcommand(
+        "copy",
+        "copy a stopped SQLite store into an empty PostgreSQL database, then compare counts");
+    store_copy->add_option("--from", copy_from, "the SQLite store: sqlite://PATH")->required();
+    store_copy->add_option("--to", copy_to, "an empty database: postgresql://…")->required();
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -61,6 +70,10 @@ int run(int argc, char** argv) {
     }
 
     install_log_sink();
+    if (store_copy->parsed()) {  // its two URLs, not the config's database
+        log::set_level(log::Level::warn);
+        return app::store_copy(copy_from, copy_to);
+    }
     app::Config config;
     try {
         // NOLINTNEXTLINE(concurrency-mt-unsafe): no other thread exists yet
