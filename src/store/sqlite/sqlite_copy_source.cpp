@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <map>
+#include <system_error>
 
 #include "core/log.hpp"
 #include "store/errors.hpp"
@@ -104,7 +104,8 @@ Result<bool> open_elsewhere(const std::string& path) {
     const int err = errno;
     ::close(fd);
     if (rc != 0) {
-        log::error("store copy: cannot check the locks of {}: {}", shm, std::strerror(err));
+        log::error("store copy: cannot check the locks of {}: {}", shm,
+                   std::generic_category().message(err));
         return errc::io;
     }
     return lock.l_type != F_UNLCK;
