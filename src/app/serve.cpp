@@ -325,6 +325,11 @@ int serve(const Config& config) {
                          [&v1_deps = deps](std::string ip) {
                              return api::make_inbound_handler(v1_deps, std::move(ip));
                          });
+    // SIGTERM and SIGINT are caught from before the first listener opens: a signal that
+    // comes once a client could have reached us waits for shutdown_on_signal (a signal_set
+    // keeps what arrives before its wait) instead of killing the process as it stands.
+    asio::io_context main;
+    asio::signal_set signals(main, SIGINT, SIGTERM);
     auto sub_bound = submission.start();
     if (!sub_bound) {
         log::error("cannot listen on {} (submission): {}",
@@ -357,8 +362,6 @@ int serve(const Config& config) {
         sub_bound->port(), in_bound->address().to_string(), in_bound->port(), io_threads,
         io_threads == 1 ? "" : "s", database_for_log(config), config.server.node_id);
 
-    asio::io_context main;
-    asio::signal_set signals(main, SIGINT, SIGTERM);
     asio::co_spawn(main,
                    shutdown_on_signal(signals, server, submission, inbound, queue, hooks, main),
                    asio::detached);

@@ -1,10 +1,14 @@
 import pathlib
+import shutil
 import sys
+import tempfile
+import urllib.parse
 
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from support import store  # noqa: E402
 from support.dnsmasq import Dnsmasq  # noqa: E402
 from support.posthorn import Posthorn  # noqa: E402
 from support.webhook_receiver import WebhookReceiver  # noqa: E402
@@ -58,3 +62,19 @@ def webhook_receiver():
     yield make
     for r in made:
         r.stop()
+
+
+@pytest.fixture
+def own_pg_server():
+    """A PostgreSQL server of the test's own, to stop (pg.stop_pid) and start again
+    (pg.serve(base, port)): {"pid", "base", "port", "url"}, with "pid" None while it is
+    stopped; stopped at the end. Not under pytest's tmp_path: its folders are root's alone,
+    and the server runs as another user when the tests run as root."""
+    pg = store.pg_test_server()
+    base = pathlib.Path(tempfile.mkdtemp(prefix="ph_pg_own_"))
+    url, pid = pg.start(base)
+    state = {"pid": pid, "base": base, "port": urllib.parse.urlsplit(url).port, "url": url}
+    yield state
+    if state["pid"]:
+        pg.stop_pid(state["pid"])
+    shutil.rmtree(base, ignore_errors=True)

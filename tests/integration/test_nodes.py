@@ -10,17 +10,12 @@ import collections
 import concurrent.futures
 import email.message
 import email.policy
-import importlib.util
-import pathlib
 import re
-import shutil
 import signal
 import smtplib
 import ssl
-import tempfile
 import threading
 import time
-import urllib.parse
 
 import pytest
 
@@ -32,10 +27,7 @@ from support.smtp_sink import Script, SmtpSink
 
 pytestmark = pytest.mark.skipif(not store.on_pg(), reason="several nodes share a PostgreSQL store")
 
-_spec = importlib.util.spec_from_file_location(
-    "pg_test_server", pathlib.Path(__file__).resolve().parents[2] / "tools" / "pg_test_server.py")
-pg = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(pg)
+pg = store.pg_test_server()
 
 SENDER = "mail.example.com"
 SINK_IP = "127.0.0.2"
@@ -425,27 +417,13 @@ def stuck_report(nodes, sink, ids):
     return "\n".join(lines)
 
 
-@pytest.fixture
-def own_server():
-    # A server of this test's own, to stop and start again (as test_store_loss.py). Not
-    # under pytest's tmp_path: its folders are root's alone, and the server runs as another
-    # user when the tests run as root.
-    base = pathlib.Path(tempfile.mkdtemp(prefix="ph_pg_nodes_"))
-    url, pid = pg.start(base)
-    state = {"pid": pid, "base": base, "port": urllib.parse.urlsplit(url).port, "url": url}
-    yield state
-    if state["pid"]:
-        pg.stop_pid(state["pid"])
-    shutil.rmtree(base, ignore_errors=True)
-
-
-def test_postgresql_restarted_under_load_loses_no_acknowledged_email(own_server, cluster):
+def test_postgresql_restarted_under_load_loses_no_acknowledged_email(own_pg_server, cluster):
     import psycopg2
-    admin = psycopg2.connect(own_server["url"])
+    admin = psycopg2.connect(own_pg_server["url"])
     admin.autocommit = True
     admin.cursor().execute('CREATE DATABASE "nodes"')
     admin.close()
-    db_url = own_server["url"].rsplit("/", 1)[0] + "/nodes"
+    db_url = own_pg_server["url"].rsplit("/", 1)[0] + "/nodes"
     # A sink that takes 0.2 s per message, so that deliveries are under way when the server
     # goes away; a short lease, so that mail whose outcome could not be written meanwhile
     # is delivered again (its lease running out) within this test.
@@ -483,10 +461,11 @@ def test_postgresql_restarted_under_load_loses_no_acknowledged_email(own_server,
     try:
         time.sleep(1.0)
         phase[0] = "away"
-        pg.stop_pid(own_server["pid"])  # the server goes away under load
-        own_server["pid"] = None
+        pg.stop_pid(own_pg_server["pid"])  # the server goes away under load
+        own_pg_server["pid"] = None
         time.sleep(2.0)
-        own_server["pid"] = pg.serve(own_server["base"], own_server["port"])  # and comes back
+        # and comes back
+        own_pg_server["pid"] = pg.serve(own_pg_server["base"], own_pg_server["port"])
         phase[0] = "back"
         wait_for(lambda: all(any(n == ph.node_name and p == "back" and s == 200
                                  for n, p, s, _, _ in list(answers)) for ph in (a, b)),

@@ -3,11 +3,6 @@ reach, what touches the store answers 503 STORE_UNAVAILABLE and /healthz says so
 200 for an email that is not stored; when it is back, everything resumes without a restart.
 Runs on PostgreSQL only (integration.pg.test_store_loss), with a server of its own that it
 stops and starts again: a SQLite store cannot go away."""
-import importlib.util
-import pathlib
-import shutil
-import tempfile
-import urllib.parse
 
 import pytest
 
@@ -17,23 +12,7 @@ from support.posthorn import wait_for
 
 pytestmark = pytest.mark.skipif(not store.on_pg(), reason="a PostgreSQL store only")
 
-_spec = importlib.util.spec_from_file_location(
-    "pg_test_server", pathlib.Path(__file__).resolve().parents[2] / "tools" / "pg_test_server.py")
-pg = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(pg)
-
-
-@pytest.fixture
-def own_server():
-    # Not under pytest's tmp_path: its folders are root's alone, and the server runs as
-    # another user when the tests run as root.
-    base = pathlib.Path(tempfile.mkdtemp(prefix="ph_pg_loss_"))
-    url, pid = pg.start(base)
-    state = {"pid": pid, "base": base, "port": urllib.parse.urlsplit(url).port, "url": url}
-    yield state
-    if state["pid"]:
-        pg.stop_pid(state["pid"])
-    shutil.rmtree(base, ignore_errors=True)
+pg = store.pg_test_server()
 
 
 def send(ph, key, subject):
@@ -43,20 +22,20 @@ def send(ph, key, subject):
 
 
 def test_sends_fail_cleanly_while_the_store_is_away_and_resume_after(posthorn_factory, dns,
-                                                                     own_server):
+                                                                     own_pg_server):
     import psycopg2
-    admin = psycopg2.connect(own_server["url"])
+    admin = psycopg2.connect(own_pg_server["url"])
     admin.autocommit = True
     admin.cursor().execute('CREATE DATABASE "loss"')
     admin.close()
-    db_url = own_server["url"].rsplit("/", 1)[0] + "/loss"
+    db_url = own_pg_server["url"].rsplit("/", 1)[0] + "/loss"
     ph = posthorn_factory(env={**dns_env(dns), "POSTHORN_DATABASE_URL": db_url}).start()
     key = ph.account_with_key("acme")
     verified_domain(ph, dns, key, "mail.example.com")
     assert send(ph, key, "before").status == 200
 
-    pg.stop_pid(own_server["pid"])  # the server goes away
-    own_server["pid"] = None
+    pg.stop_pid(own_pg_server["pid"])  # the server goes away
+    own_pg_server["pid"] = None
     r = send(ph, key, "while away")
     assert r.status == 503, r
     assert r.json()["code"] == "STORE_UNAVAILABLE" and r.headers["retry-after"] == "5"
@@ -65,7 +44,7 @@ def test_sends_fail_cleanly_while_the_store_is_away_and_resume_after(posthorn_fa
              what="/healthz to say the store is away")
     assert ph.get("/healthz").json() == {"status": "store_unavailable"}
 
-    own_server["pid"] = pg.serve(own_server["base"], own_server["port"])  # and comes back
+    own_pg_server["pid"] = pg.serve(own_pg_server["base"], own_pg_server["port"])  # and comes back
     wait_for(lambda: ph.get("/healthz").status == 200, timeout=15,
              what="/healthz to see the store back")
     wait_for(lambda: send(ph, key, "after").status == 200, timeout=15,

@@ -88,3 +88,21 @@ def connect(ph):
     if ph.database_url.startswith("sqlite://"):
         return sqlite3.connect(ph.database_url[len("sqlite://"):])
     return _PgConnection(ph.database_url)
+
+
+def pg_test_server():
+    """tools/pg_test_server.py as a module: start(base), serve(base, port), stop_pid(pid) of a
+    PostgreSQL server of one's own (a test that stops and starts its server)."""
+    global _pg_tools
+    if _pg_tools is None:
+        import importlib.util
+        import pathlib
+        spec = importlib.util.spec_from_file_location(
+            "pg_test_server",
+            pathlib.Path(__file__).resolve().parents[2] / "tools" / "pg_test_server.py")
+        _pg_tools = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_pg_tools)
+    return _pg_tools
+
+
+_pg_tools = None

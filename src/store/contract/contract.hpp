@@ -156,6 +156,19 @@ class StoreContract : public ::testing::TestWithParam<Backend> {
         return *others_.back();
     }
 
+    // Whether `holds()` comes true within `within` (tried every 10 ms): what one node writes,
+    // another node sees within moments, not always at once (a node may keep API keys and
+    // domains in memory until the change is announced to it).
+    template <class F>
+    static bool soon(F holds, std::chrono::milliseconds within = std::chrono::seconds(3)) {
+        const auto until = std::chrono::steady_clock::now() + within;
+        for (;;) {
+            if (holds()) return true;
+            if (std::chrono::steady_clock::now() >= until) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+
     // Runs one awaitable to completion on a private io_context.
     template <class T>
     static T run(asio::awaitable<T> aw) {

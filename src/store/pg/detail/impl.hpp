@@ -151,7 +151,7 @@ struct PgStore::Impl {
     // the listener, when its connection was lost and is back, moves on too, since it may
     // have missed some; and whatever happens, nothing cached is older than kLookupMaxAge.
     // Without a listener (it could not connect) nothing is cached.
-    static constexpr std::chrono::seconds kLookupMaxAge{5};
+    static constexpr std::chrono::seconds kLookupMaxAge{10};
     std::uint64_t lookup_epoch() const {
         const auto age = std::chrono::duration_cast<std::chrono::seconds>(
                              std::chrono::steady_clock::now().time_since_epoch()) /
