@@ -13,7 +13,10 @@
 #      relayed, no chroot, its log to a file (maillog_file);
 #   3. starts dnsmasq and posthorn on a fresh data dir as bench/send_emails.sh does, the
 #      domain mail.example.com VERIFIED against dnsmasq (so that every message is DKIM
-#      signed), with POSTHORN_DELIVERY_RELAY = the sink (every message goes there);
+#      signed), with POSTHORN_DELIVERY_RELAY = the sink (every message goes there); with
+#      STORE=pg its store is a fresh database on a durable PostgreSQL server (PG_URL, or one
+#      of its own from tools/pg_test_server.py with PH_PG_DURABLE=1), whose processes' CPU
+#      time and memory count as posthorn's;
 #   4. writes once to the machine's free memory (touch_free_memory in bench/lib.sh: on a
 #      fresh VM a page's first write costs a fault in the host); then for each size (1 KB,
 #      then 100 KB) and each of $ROUNDS rounds, in rotating order:
@@ -24,17 +27,24 @@
 #      (user+system; for Postfix every process of the instance, those that ended included,
 #      through the master's cutime/cstime) and its memory sampled every $SAMPLE_MS ms (the
 #      sum of RSS, and of PSS, over the processes; posthorn's VmHWM too);
-#   5. when posthorn falls short of 3x Postfix's rate, samples it with `perf record -g`
+#   5. when posthorn falls short of GOAL x Postfix's rate, samples it with `perf record -g`
 #      during one more 1 KB run of $PROFILE_MESSAGES messages and prints where its
 #      CPU time goes (by shared object and by symbol);
-#   6. stops everything it started, and replaces the delivery section of $RESULTS.
+#   6. stops everything it started, and replaces the delivery section of $RESULTS (with
+#      STORE=sqlite only: with STORE=pg the section goes to SECTION_FILE, for bench/pg.sh).
 #
 # Options (environment): MESSAGES=10000 ROUNDS=2 SESSIONS=20 (smtp-source sessions)
 #   CONNECTIONS=20 (HTTP connections) SIZES="1024 102400" (bytes of message body / text)
 #   PH_CONNECTIONS_PER_DOMAIN=20 (posthorn's sessions to the relay, as Postfix's default
 #   destination concurrency, 20) SAMPLE_MS=200 TIMEOUT=900 (s, per run)
 #   PROFILE=auto|0|1 PROFILE_MESSAGES=3000 NOISY_PCT=10 PH_BIN=build/posthorn
-#   RESULTS=bench/RESULTS.md (empty: do not write it) KEEP_TMP=1 (keep the temp dir).
+#   RESULTS=bench/RESULTS.md (empty: do not write it) KEEP_TMP=1 (keep the temp dir)
+#   STORE=sqlite|pg (posthorn's store) PG_URL= (STORE=pg: a running server's URL, with the
+#   right to create databases; empty: start one) PG_PID= (that server's postmaster, whose
+#   processes' CPU and memory are counted with posthorn's) GOAL=3 (sqlite), 2 (pg): the
+#   ratio to Postfix the issue asks for
+#   SECTION_FILE= (also write the markdown section there) SUMMARY_FILE= (write there, one
+#   line per size, "size postfix_msgs_per_s posthorn_msgs_per_s ratio goal_met problems").
 # Run as root (Postfix's master must be started by root); inherited POSTHORN_* variables
 # are ignored.
 # Exit status: 0 ok; 1 a run did not deliver every message, or posthorn misbehaved (the
@@ -57,6 +67,11 @@ PROFILE_MESSAGES=${PROFILE_MESSAGES:-3000}
 NOISY_PCT=${NOISY_PCT:-10}
 PH_BIN=${PH_BIN:-build/posthorn}
 RESULTS=${RESULTS-bench/RESULTS.md}
+STORE=${STORE:-sqlite}
+PG_URL=${PG_URL:-}
+PG_PID=${PG_PID:-}
+SECTION_FILE=${SECTION_FILE:-}
+SUMMARY_FILE=${SUMMARY_FILE:-}
 SEND_RATE=100000000 # limits.send_rate_per_minute: its maximum, so that nothing is throttled
 DOMAIN=mail.example.com
 FROM="Bench <bench@$DOMAIN>"
@@ -71,11 +86,24 @@ for v in MESSAGES ROUNDS SESSIONS CONNECTIONS PH_CONNECTIONS_PER_DOMAIN SAMPLE_M
 done
 for s in $SIZES; do [[ $s =~ ^[1-9][0-9]*$ ]] || die "SIZES must be positive integers (got '$SIZES')" 2; done
 [[ $PROFILE =~ ^(auto|0|1)$ ]] || die "PROFILE must be auto, 0 or 1" 2
+[[ $STORE =~ ^(sqlite|pg)$ ]] || die "STORE must be sqlite or pg" 2
+if [[ $STORE == pg ]]; then
+  GOAL=${GOAL:-2}
+  if [[ -n $RESULTS ]]; then
+    say "STORE=pg: the delivery section of $RESULTS is SQLite's; this run's section goes to SECTION_FILE (bench/pg.sh)"
+    RESULTS=
+  fi
+  [[ -z $PG_URL || $PG_PID =~ ^[1-9][0-9]*$ ]] || die "PG_URL needs PG_PID, its postmaster's PID" 2
+fi
+GOAL=${GOAL:-3}
+[[ $GOAL =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "GOAL must be a number (got '$GOAL')" 2
 [[ $(id -u) == 0 ]] || die "run as root: Postfix's master process must be started by root" 2
 
 export PATH="$PATH:/usr/sbin:/sbin"
 missing=()
-for tool in sqlite3 curl timeout awk sort pgrep postfix postconf postsuper smtp-source smtp-sink script; do
+store_tool=sqlite3
+[[ $STORE == sqlite ]] || store_tool=psql
+for tool in $store_tool curl timeout awk sort pgrep postfix postconf postsuper smtp-source smtp-sink script; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 DNSMASQ=$(command -v dnsmasq 2>/dev/null || echo /usr/sbin/dnsmasq)
@@ -84,7 +112,7 @@ PY=/usr/bin/python3
 [[ -x $PY ]] || PY=$(command -v python3 2>/dev/null || echo)
 [[ -n $PY ]] || missing+=(python3)
 if [[ ${#missing[@]} -gt 0 ]]; then
-  die "missing tools: ${missing[*]} — install them with scripts/install-deps.sh --bench (postfix with smtp-source and smtp-sink; sqlite3, curl, python3, dnsmasq-base from the base set)" 2
+  die "missing tools: ${missing[*]} — install them with scripts/install-deps.sh --bench (postfix with smtp-source and smtp-sink; sqlite3, curl, python3, dnsmasq-base, postgresql-15 from the base set)" 2
 fi
 [[ -x $PH_BIN ]] || die "no posthorn binary at $PH_BIN — build it first (make build), or set PH_BIN" 2
 id postfix >/dev/null 2>&1 || die "no postfix user: is Postfix installed (scripts/install-deps.sh --bench)?" 2
@@ -98,6 +126,8 @@ ph_pid=
 ph_exit=
 dns_pid=
 sink_pid=
+pg_pid=
+pg_pid_ours=1
 pf_master=
 pf_conf=
 bg_pid=
@@ -124,6 +154,7 @@ cleanup() {
   stop_postfix
   stop_dnsmasq
   stop_sink
+  if ((pg_pid_ours)); then stop_pg; fi
   if [[ -n ${KEEP_TMP:-} ]]; then
     say "kept $tmp"
   else
@@ -147,7 +178,7 @@ cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 # shellcheck disable=SC1091
 os_name=$( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || echo unknown)
 py_version=$("$PY" -c 'import platform; print(platform.python_version())')
-ph_commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+ph_commit=$(binary_commit)
 # A copy, so that a rebuild during the run cannot change the binary under the benchmark.
 cp "$PH_BIN" "$tmp/posthorn"
 ph_sha=$(sha256sum "$tmp/posthorn" | cut -c1-12)
@@ -159,7 +190,7 @@ tck=$(getconf CLK_TCK)
 # runner.py SINK_OUT TARGET TIMEOUT SAMPLE_MS MEM -- COMMAND...: starts the load command,
 # polls the sink's counter (the last "mesg=N" smtp-sink printed) every 5 ms until it
 # reaches TARGET, and meanwhile samples the memory of MEM ("tree:PID", a process and its
-# children, or "pid:PID") every SAMPLE_MS ms; prints
+# children, or "pid:PID", or several of them joined by commas) every SAMPLE_MS ms; prints
 # "elapsed_s load_elapsed_s load_rc sink_count peak_rss_kib peak_pss_kib peak_procs"
 # (elapsed: from the start of the load to the sink reaching TARGET; -1 if it did not
 # within TIMEOUT s).
@@ -168,8 +199,7 @@ import os, re, subprocess, sys, time
 
 sink, target, timeout, sample_ms, mem = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 cmd = sys.argv[sys.argv.index("--") + 1:]
-kind, root = mem.split(":")
-root = int(root)
+specs = [(k, int(p)) for k, p in (m.split(":") for m in mem.split(","))]
 mesg = re.compile(rb"mesg=(\d+)")
 
 def sink_count():
@@ -181,17 +211,17 @@ def sink_count():
     return int(found[-1]) if found else 0
 
 def pids():
-    if kind == "pid":
-        return [root]
-    out = [root]
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == root:
-                        out.append(int(d))
-            except (OSError, IndexError, ValueError):
-                pass
+    out = [root for _, root in specs]
+    roots = {root for kind, root in specs if kind == "tree"}
+    if roots:
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/stat") as f:
+                        if int(f.read().rsplit(")", 1)[1].split()[1]) in roots:
+                            out.append(int(d))
+                except (OSError, IndexError, ValueError):
+                    pass
     return out
 
 def memory():
@@ -320,139 +350,27 @@ say "Postfix $pf_version: master pid $pf_master, smtpd on 127.0.0.1:$pf_port, qu
 
 # ---- dnsmasq and posthorn (as bench/send_emails.sh) ----------------------------------
 
-# dnsmasq answers only for the names it is authoritative for (--local); the records of the
-# domain are added once posthorn has made them, by a restart on the same port.
-free_udp_port
-dns_port=$REPLY
-mkdir -p "$tmp/dns"
-printf 'local=/%s/\n' test example example.com example.net example.org >"$tmp/dns/base.conf"
-start_dnsmasq "$tmp/dns/base.conf"
-dns_version=$("$DNSMASQ" --version 2>/dev/null | awk 'NR == 1 { print $3 }')
-say "dnsmasq $dns_version: pid $dns_pid on 127.0.0.1:$dns_port"
-
-
-
-free_port
-ph_port=$REPLY
-free_port
-ph_smtp_sub=$REPLY
-free_port
-ph_smtp_in=$REPLY
-ph_env=(
-  "POSTHORN_SERVER_DATA_DIR=$tmp/data"
-  "POSTHORN_HTTP_LISTEN=127.0.0.1:$ph_port"
-  "POSTHORN_SMTP_SUBMISSION_LISTEN=127.0.0.1:$ph_smtp_sub"
-  "POSTHORN_SMTP_INBOUND_LISTEN=127.0.0.1:$ph_smtp_in"
-  "POSTHORN_DNS_SERVERS=127.0.0.1:$dns_port"
-  "POSTHORN_DNS_DKIM_ZONE=$DKIM_ZONE"
-  "POSTHORN_DNS_SPF_INCLUDE=$SPF_INCLUDE"
-  "POSTHORN_DNS_INBOUND_MX=$INBOUND_MX"
-  "POSTHORN_LIMITS_SEND_RATE_PER_MINUTE=$SEND_RATE"
-  "POSTHORN_DELIVERY_RELAY=127.0.0.1:$sink_port"
-  "POSTHORN_DELIVERY_TLS=off"
-  "POSTHORN_DELIVERY_MAX_CONNECTIONS_PER_DOMAIN=$PH_CONNECTIONS_PER_DOMAIN"
-)
-mkdir -p "$tmp/data"
-db="$tmp/data/posthorn.db"
-bounded 60 "$tmp/account.txt" "$tmp/account.txt" env "${ph_env[@]}" "$tmp/posthorn" account create bench || {
-  cat "$tmp/account.txt" >&2
-  die "posthorn account create failed"
-}
-bounded 60 "$tmp/key.txt" "$tmp/key.err" env "${ph_env[@]}" "$tmp/posthorn" key create --account bench || {
-  cat "$tmp/key.txt" "$tmp/key.err" >&2
-  die "posthorn key create failed"
-}
-key=$(tail -n1 "$tmp/key.txt")
-[[ -n $key ]] || die "posthorn key create printed no key"
-auth="Authorization: Bearer $key"
-base="http://127.0.0.1:$ph_port"
-
-env "${ph_env[@]}" "$tmp/posthorn" serve >"$tmp/posthorn.log" 2>&1 &
-ph_pid=$!
-if ! wait_http "$ph_pid" 20 200 -H "$auth" "$base/v1/domains"; then
-  tail -n 30 "$tmp/posthorn.log" >&2 || true
-  die "posthorn did not answer 200 on $base/v1/domains within 20 s"
+# dnsmasq, posthorn on a fresh data dir (and, with STORE=pg, a fresh database) with an account,
+# a key and the domain verified, delivering to the sink (start_posthorn_with_verified_domain,
+# bench/lib.sh).
+PH_RELAY="127.0.0.1:$sink_port"
+ph_extra_env=("POSTHORN_DELIVERY_MAX_CONNECTIONS_PER_DOMAIN=$PH_CONNECTIONS_PER_DOMAIN")
+if [[ $STORE == pg ]]; then
+  if [[ -z $PG_URL ]]; then
+    start_pg
+  else
+    pg_admin_url=$PG_URL
+    pg_pid=$PG_PID
+    pg_pid_ours=0
+    pg_version=$(psql -XAtq "$pg_admin_url" -c 'SHOW server_version' 2>/dev/null | awk '{ print $1 }')
+    [[ -n $pg_version ]] || die "psql cannot reach the PostgreSQL server at $(pg_redact "$PG_URL")" 2
+  fi
+  delivery_url=$(pg_create_db "posthorn_delivery_$$")
+  ph_extra_env+=("POSTHORN_DATABASE_URL=$delivery_url")
 fi
-[[ -f $db ]] || die "no database at $db (has the default data dir layout changed?)"
-say "posthorn $ph_commit: pid $ph_pid on 127.0.0.1:$ph_port, data dir $tmp/data"
-
-# The sending domain, verified against dnsmasq.
-code=$(api POST /v1/domains "$tmp/domain.json" "{\"domain\":\"$DOMAIN\"}")
-[[ $code == 201 ]] || die "POST /v1/domains answered $code: $(head -c 500 "$tmp/domain.json")"
-bounded 60 "$tmp/zone.txt" "$tmp/zone.err" env "${ph_env[@]}" "$tmp/posthorn" dns zone || {
-  cat "$tmp/zone.txt" "$tmp/zone.err" >&2
-  die "posthorn dns zone failed"
-}
-# The records as a user and an operator would publish them: the DKIM CNAMEs and, for each
-# target, the TXT that `posthorn dns zone` prints (a dnsmasq cname target must be a name
-# dnsmasq knows: hence the host-record), SPF, DMARC and MX.
-if ! "$PY" - "$tmp/domain.json" "$tmp/zone.txt" "$INBOUND_MX" >"$tmp/dns/records.conf" 2>"$tmp/dns/records.err" <<'PY'; then
-import json, re, sys
-domain = json.load(open(sys.argv[1]))
-zone = {}
-for line in open(sys.argv[2]):
-    if line.startswith(";") or not line.strip():
-        continue
-    owner = line.split()[0].rstrip(".")
-    zone[owner] = "".join(re.findall(r'"([^"]*)"', line.split(" ; ")[0]))
-
-def txt(name, value):
-    parts = [value[i:i + 255] for i in range(0, len(value), 255)] or [""]
-    print("txt-record=%s,%s" % (name, ",".join('"' + p.replace('"', '\\"') + '"' for p in parts)))
-
-recs = domain["records"]
-for r in recs["dkim"]:
-    target = r["value"]
-    if target not in zone:
-        sys.exit(f"posthorn dns zone has no TXT for {target}")
-    print(f"cname={r['host']},{target}")
-    print(f"host-record={target},127.0.0.10")
-    txt(target, zone[target])
-txt(recs["spf"]["host"], recs["spf"]["value"])
-txt(recs["dmarc"]["host"], recs["dmarc"]["value"])
-print(f"mx-host={recs['inbound']['host']},{sys.argv[3]},10")
-print(f"host-record={sys.argv[3]},127.0.0.11")
-PY
-  cat "$tmp/dns/records.err" "$tmp/domain.json" "$tmp/zone.txt" >&2
-  die "cannot make the DNS records of $DOMAIN"
-fi
-cat "$tmp/dns/base.conf" "$tmp/dns/records.conf" >"$tmp/dns/domain.conf"
-stop_dnsmasq
-start_dnsmasq "$tmp/dns/domain.conf"
-code=$(api POST "/v1/domains/$DOMAIN/verify" "$tmp/verify.json")
-status=$(jfield "$tmp/verify.json" status)
-if [[ $code != 200 || $status != VERIFIED ]]; then
-  cat "$tmp/dns/domain.conf" >&2
-  die "POST /v1/domains/$DOMAIN/verify answered $code, status '${status:-?}': $(head -c 1500 "$tmp/verify.json")"
-fi
-say "domain $DOMAIN: VERIFIED against dnsmasq"
-dns_version=$("$DNSMASQ" --version 2>/dev/null | awk 'NR == 1 { print $3 }')
+start_posthorn_with_verified_domain
 
 # ---- the loads ---------------------------------------------------------------------
-
-# body.py OUT SIZE: a send of SIZE bytes of plain text (lines of at most 72 characters).
-cat >"$tmp/body.py" <<'PY'
-import json, sys
-path, size, sender, to = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-words = ("The quick brown fox jumps over the lazy dog. Pack my box with five dozen "
-         "liquor jugs. How vexingly quick daft zebras jump! ").split()
-parts, line, n, i = [], "", 0, 0
-while n + len(line) < size:
-    w = words[i % len(words)]
-    i += 1
-    if line and len(line) + 1 + len(w) > 72:
-        parts.append(line + "\n")
-        n += len(line) + 1
-        line = w
-    else:
-        line = (line + " " + w) if line else w
-text = ("".join(parts) + line)[:size - 1].rstrip() + "\n"
-text = text + "x" * (size - len(text.encode()))  # exactly `size` bytes
-body = {"from": sender, "to": to, "subject": f"posthorn delivery benchmark: {size} bytes of text",
-        "text": text}
-with open(path, "w") as f:
-    f.write(json.dumps(body, separators=(",", ":")))
-PY
 
 # client.py HOST PORT KEY BODY N CONNECTIONS: sends exactly N `POST /v1/emails` of BODY over
 # CONNECTIONS keep-alive connections (HTTP/1.1, one request at a time on each), reading every
@@ -503,6 +421,15 @@ print(f"posts_ok {ok} posts_bad {bad} statuses {statuses}")
 sys.exit(0 if bad == 0 else 1)
 PY
 
+# CPU ticks of posthorn, and with STORE=pg of the PostgreSQL server's processes too.
+posthorn_ticks() {
+  if [[ $STORE == pg ]]; then
+    echo $(($(cpu_ticks "$ph_pid") + $(tree_ticks "$pg_pid")))
+  else
+    cpu_ticks "$ph_pid"
+  fi
+}
+
 # run_one WHO SIZE LABEL [COUNT]: one end-to-end run; sets R to
 # "msgs_per_s elapsed_s accept_per_s cpu_ms_per_msg peak_rss_mib peak_pss_mib procs steal% other%"
 # or returns 1 (the sink did not count COUNT messages in time, or the load failed).
@@ -521,18 +448,19 @@ run_one() {
     cmd=(smtp-source -s "$SESSIONS" -d -m "$n" -l "$size" -f "bench@x.test" -t "$TO" "127.0.0.1:$pf_port")
   else
     mem="pid:$ph_pid"
+    [[ $STORE == sqlite ]] || mem+=",tree:$pg_pid"
     cmd=("$PY" "$tmp/client.py" 127.0.0.1 "$ph_port" "$key" "$tmp/body-$size.json" "$n" "$CONNECTIONS")
   fi
   m0=$(machine_ticks)
   w0=$(child_ticks)
-  if [[ $who == postfix ]]; then c0=$(postfix_ticks); else c0=$(cpu_ticks "$ph_pid"); fi
+  if [[ $who == postfix ]]; then c0=$(postfix_ticks); else c0=$(posthorn_ticks); fi
   if ! RUNNER_OUT="$out" bounded $((TIMEOUT + 60)) "$tmp/runner-$label.txt" "$tmp/runner-$label.err" \
     "$PY" "$tmp/runner.py" "$tmp/sink.out" $((s0 + n)) "$TIMEOUT" "$SAMPLE_MS" "$mem" -- "${cmd[@]}"; then
     cat "$tmp/runner-$label.err" "$out" >&2 2>/dev/null || true
     problems+=("$label: the runner failed")
     return 1
   fi
-  if [[ $who == postfix ]]; then c1=$(postfix_ticks); else c1=$(cpu_ticks "$ph_pid"); fi
+  if [[ $who == postfix ]]; then c1=$(postfix_ticks); else c1=$(posthorn_ticks); fi
   w1=$(child_ticks)
   m1=$(machine_ticks)
   read -r elapsed load_el load_rc count rss pss procs <"$tmp/runner-$label.txt"
@@ -559,7 +487,7 @@ run_one() {
 }
 
 for size in $SIZES; do
-  "$PY" "$tmp/body.py" "$tmp/body-$size.json" "$size" "$FROM" "$TO"
+  write_send_body "$tmp/body-$size.json" "$size" "posthorn delivery benchmark: $size bytes of text"
 done
 
 # One send with curl, delivered to the sink and DKIM-signed, before measuring anything.
@@ -573,7 +501,11 @@ for ((i = 0; i < 300; i++)); do
   sleep 0.1
 done
 (($(sink_count) > s0)) || die "the first email did not reach the sink within 30 s: $(tail -n 20 "$tmp/posthorn.log")"
-raw_bytes=$(sqlite3 "$db" '.timeout 10000' "SELECT length(b.raw) FROM emails e JOIN email_bodies b ON b.id = e.body_id WHERE e.id = '$first_id';")
+if [[ $STORE == pg ]]; then
+  raw_bytes=$(store_sql "$db" "SELECT length(raw) FROM emails WHERE id = '$first_id'")
+else
+  raw_bytes=$(store_sql "$db" "SELECT length(b.raw) FROM emails e JOIN email_bodies b ON b.id = e.body_id WHERE e.id = '$first_id';")
+fi
 # The message as the sink received it: signed at delivery (d= the domain).
 dump=$(grep -l -m1 "^Subject: posthorn delivery benchmark" "$tmp"/dump/msg-* 2>/dev/null | head -n1 || true)
 [[ -n $dump ]] || die "the sink kept no copy of the first email ($(ls "$tmp/dump" | head))"
@@ -652,7 +584,7 @@ short=0
 for size in $SIZES; do
   p=$(field_median posthorn "$size" 1)
   f=$(field_median postfix "$size" 1)
-  if [[ -z $p || -z $f ]] || ! awk -v p="$p" -v f="$f" 'BEGIN { exit !(p >= 3 * f) }'; then short=1; fi
+  if [[ -z $p || -z $f ]] || ! awk -v p="$p" -v f="$f" -v g="$GOAL" 'BEGIN { exit !(p >= g * f) }'; then short=1; fi
 done
 profiled=0
 perf_top_dso=
@@ -683,7 +615,7 @@ fi
 
 # ---- what posthorn stored ----------------------------------------------------------
 
-email_status=$(sqlite3 "$db" '.timeout 10000' \
+email_status=$(store_sql "$db" \
   "SELECT status || ': ' || COUNT(*) FROM emails GROUP BY status ORDER BY status;" | paste -sd, - | sed 's/,/, /g')
 server_problems=$(grep -Ec ' (warning|error|critical) ' "$tmp/posthorn.log" || true)
 pf_problems=$(grep -Ec '(warning|error|fatal|panic):' "$pf_root/maillog" || true)
@@ -713,14 +645,18 @@ cell() { # WHO SIZE ROUND INDEX FORMAT
 
 section="$tmp/section.md"
 {
-  echo "## Delivery: end to end, \`POST /v1/emails\` → 250 at a local sink, vs Postfix relaying to the same sink"
+  if [[ $STORE == pg ]]; then
+    echo "## Delivery on PostgreSQL: end to end, \`POST /v1/emails\` → 250 at a local sink, vs Postfix relaying to the same sink"
+  else
+    echo "## Delivery: end to end, \`POST /v1/emails\` → 250 at a local sink, vs Postfix relaying to the same sink"
+  fi
   echo
   echo "Generated by \`bench/delivery.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC')."
   echo
   echo "- Machine: $nproc_n CPUs, $cpu_model; $os_name, kernel $(uname -r); load average $load_at_start at the start."
   memory_line
   echo "- Software: posthorn $ph_commit (\`$PH_BIN\`, sha256 $ph_sha…), Postfix $pf_version (its smtp-source and smtp-sink),"
-  echo "  dnsmasq $dns_version, Python $py_version (the HTTP client)."
+  echo "  dnsmasq $dns_version, Python $py_version (the HTTP client)$([[ $STORE == pg ]] && echo ", PostgreSQL $pg_version")."
   echo "- Sink: \`smtp-sink -u nobody -c 127.0.0.1:\$SINK 1024\` (Postfix's; answers 250 to everything and prints"
   echo "  its counters): a message counts once the sink has taken its DATA. One sink for both."
   echo "- Postfix: a private instance (main.cf, master.cf, queue and log under the temporary directory), one"
@@ -728,7 +664,13 @@ section="$tmp/section.md"
   echo "  no TLS, no alias maps, defaults otherwise (20 sessions to the relay, \`in_flow_delay\` 1 s); signs nothing."
   echo "  Load: \`smtp-source -s $SESSIONS -d -m $MESSAGES -l <size> -f bench@x.test -t $TO 127.0.0.1:\$PORT\`"
   echo "  ($SESSIONS sessions, each reusing its connection)."
-  echo "- posthorn: fresh data dir (SQLite, WAL, synchronous=FULL), the domain $DOMAIN VERIFIED against"
+  if [[ $STORE == pg ]]; then
+    echo "- posthorn: fresh data dir, its store a fresh database on a durable PostgreSQL $pg_version on the same"
+    echo "  machine (\`POSTHORN_DATABASE_URL\`; $(pg_settings)); the PostgreSQL"
+    echo "  server's processes count as posthorn's in the CPU and memory figures. The domain $DOMAIN VERIFIED against"
+  else
+    echo "- posthorn: fresh data dir (SQLite, WAL, synchronous=FULL), the domain $DOMAIN VERIFIED against"
+  fi
   echo "  dnsmasq, so that every message is DKIM-signed (checked on the first one, as the sink received it:"
   echo "  \`${dkim_header}…\`);"
   echo "  \`POSTHORN_DELIVERY_RELAY=127.0.0.1:\$SINK\`, \`POSTHORN_DELIVERY_TLS=off\`,"
@@ -747,7 +689,11 @@ section="$tmp/section.md"
   echo "  under way); noise = the machine's CPU steal / CPU used by processes other than the server and"
   echo "  the load (the sink included), in % of all CPUs, during the run."
   echo
-  echo "Reproduce: \`make bench\`, or with the binary built \`bench/delivery.sh\` (as root; \`MESSAGES\`, \`ROUNDS\`, \`SIZES\` in the environment)."
+  if [[ $STORE == pg ]]; then
+    echo "Reproduce: \`bench/pg.sh\`, or with the binary built \`STORE=pg bench/delivery.sh\` (as root; \`MESSAGES\`, \`ROUNDS\`, \`SIZES\` in the environment)."
+  else
+    echo "Reproduce: \`make bench\`, or with the binary built \`bench/delivery.sh\` (as root; \`MESSAGES\`, \`ROUNDS\`, \`SIZES\` in the environment)."
+  fi
   echo
   echo "| size | round | server | msg/s end to end | s | accepted/s | CPU ms/msg | peak RSS MiB | peak PSS MiB | processes | noise |"
   echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -765,10 +711,10 @@ section="$tmp/section.md"
     done
   done
   echo
-  echo "Medians over the rounds, and the goals of the issue (posthorn at least 3× Postfix's end-to-end"
+  echo "Medians over the rounds, and the goals of the issue (posthorn at least $GOAL× Postfix's end-to-end"
   echo "rate with DKIM signing on; in less memory than Postfix's processes use together, compared on PSS):"
   echo
-  echo "| size | Postfix msg/s | posthorn msg/s | **posthorn / Postfix** | 3× goal | CPU ms/msg Postfix | posthorn | peak PSS MiB Postfix | posthorn | memory goal |"
+  echo "| size | Postfix msg/s | posthorn msg/s | **posthorn / Postfix** | $GOAL× goal | CPU ms/msg Postfix | posthorn | peak PSS MiB Postfix | posthorn | memory goal |"
   echo "|---|---:|---:|---:|---|---:|---:|---:|---:|---|"
   for size in $SIZES; do
     fr=$(field_median postfix "$size" 1)
@@ -781,11 +727,11 @@ section="$tmp/section.md"
       echo "| $(kb "$size") | ${fr:+$(int "$fr")} | ${pr:+$(int "$pr")} | — | not measured | | | | | |"
       continue
     fi
-    echo "| $(kb "$size") | $(int "$fr") | $(int "$pr") | **$(ratio "$pr" "$fr")×** | $(yes_no "$pr >= 3 * $fr") |" \
+    echo "| $(kb "$size") | $(int "$fr") | $(int "$pr") | **$(ratio "$pr" "$fr")×** | $(yes_no "$pr >= $GOAL * $fr") |" \
       "$(f3 "$fc") | $(f3 "$pc") ($(ratio "$pc" "$fc")×) | $(f1 "$fm") | $(f1 "$pm") | $(yes_no "$pm < $fm") |"
   done
   echo
-  echo "posthorn's peak resident memory over the whole run (VmHWM): $(f1 "$(calc "$ph_hwm / 1024")") MiB."
+  echo "posthorn's peak resident memory over the whole run (VmHWM): $(f1 "$(calc "$ph_hwm / 1024")") MiB$([[ $STORE == pg ]] && echo ", PostgreSQL's not included")."
   echo "Postfix's peak RSS sum counts the shared libraries once per process (up to the number of"
   echo "processes above), hence the PSS comparison."
   echo
@@ -824,30 +770,20 @@ echo
 cat "$section"
 echo
 
-if [[ -n $RESULTS ]]; then
-  begin='<!-- BEGIN delivery: generated by bench/delivery.sh, replaced on every run -->'
-  end='<!-- END delivery -->'
-  if [[ -f $RESULTS ]] && grep -qxF "$begin" "$RESULTS"; then
-    awk -v b="$begin" -v e="$end" -v f="$section" '
-      $0 == b { print; while ((getline line < f) > 0) print line; skip = 1; next }
-      $0 == e { skip = 0 }
-      !skip { print }' "$RESULTS" >"$tmp/results.new"
-  else
-    {
-      if [[ -f $RESULTS ]]; then
-        cat "$RESULTS"
-        echo
-      else
-        echo "# posthorn benchmark results"
-        echo
-      fi
-      echo "$begin"
-      cat "$section"
-      echo "$end"
-    } >"$tmp/results.new"
-  fi
-  cat "$tmp/results.new" >"$RESULTS"
-  say "updated $RESULTS"
+[[ -z $RESULTS ]] || write_results_section delivery "$section"
+[[ -z $SECTION_FILE ]] || cp "$section" "$SECTION_FILE"
+if [[ -n $SUMMARY_FILE ]]; then
+  for size in $SIZES; do
+    fr=$(field_median postfix "$size" 1)
+    pr=$(field_median posthorn "$size" 1)
+    if [[ -n $fr && -n $pr ]]; then
+      met=0
+      awk -v p="$pr" -v f="$fr" -v g="$GOAL" 'BEGIN { exit !(p >= g * f) }' && met=1
+      echo "$size $fr $pr $(calc "$pr / $fr") $met ${#problems[@]}"
+    else
+      echo "$size ${fr:--} ${pr:--} - 0 ${#problems[@]}"
+    fi
+  done >"$SUMMARY_FILE"
 fi
 
 if [[ ${#problems[@]} -gt 0 ]]; then

@@ -150,7 +150,7 @@ cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 os_name=$( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || echo unknown)
 wrk_version=$( (wrk -v 2>&1 || true) | awk 'NR == 1 { print $2 }')
 nginx_version=$(nginx -v 2>&1 | sed 's/^nginx version: //; s/^nginx\///')
-ph_commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+ph_commit=$(binary_commit)
 # A copy, so that a rebuild during the run cannot change the binary under the benchmark.
 cp "$PH_BIN" "$tmp/posthorn"
 ph_sha=$(sha256sum "$tmp/posthorn" | cut -c1-12)

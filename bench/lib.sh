@@ -1,5 +1,6 @@
 # bench/lib.sh — the helpers the benchmark scripts share: process control, free ports,
-# waiting for a server, CPU and noise accounting, the posthorn API, and number formatting.
+# waiting for a server, CPU and noise accounting, the posthorn API, number formatting, and
+# the servers of a benchmark (dnsmasq, the holding relay, posthorn, nginx, PostgreSQL).
 # Sourced by each bench/*.sh after it has set its own globals (tmp, PY, DNSMASQ, PH_BIN,
 # ph_pid, nginx_pid, dns_pid, ...) and its say(); nothing here runs on its own.
 # shellcheck shell=bash
@@ -29,13 +30,11 @@ term_then_kill() {
   fi
 }
 
+# The server lets the requests, sessions and delivery jobs in hand finish (30 s grace),
+# then flushes the store; delivery sessions held by a silent relay take that whole grace.
 stop_posthorn() {
   [[ -n $ph_pid ]] || return 0
-  # The server lets the requests, sessions and delivery jobs in hand finish (30 s grace),
-  # then flushes the store; delivery sessions held by a silent relay take that whole grace.
-  term_then_kill posthorn "$ph_pid" 45
-  ph_exit=0
-  wait "$ph_pid" 2>/dev/null || ph_exit=$?
+  stop_posthorn_pid "$ph_pid"
   ph_pid=
 }
 
@@ -193,17 +192,10 @@ machine_ticks() { awk '/^cpu / { print $2+$3+$4+$5+$6+$7+$8+$9, $9, $2+$3+$4+$7+
 # CPU time of this script's children that have ended (the runner and the load it ran).
 child_ticks() { awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$$/stat"; }
 
-# CPU ticks of a Postfix instance: the master's own and those of its children that have
-# ended (cutime, cstime: every smtpd, smtp, cleanup... reaped by the master), plus the
-# live children's own.
-postfix_ticks() {
-  local sum pid
-  sum=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pf_master/stat" 2>/dev/null || echo 0)
-  for pid in $(pgrep -P "$pf_master" 2>/dev/null || true); do
-    sum=$((sum + $(cpu_ticks "$pid")))
-  done
-  echo "$sum"
-}
+# CPU ticks of a Postfix instance (tree_ticks of its master): the master's own and those of
+# its children that have ended (every smtpd, smtp, cleanup... reaped by the master), plus
+# the live children's own.
+postfix_ticks() { tree_ticks "$pf_master"; }
 
 # "steal_pct other_pct" between two machine_ticks samples, OWN ticks being the measured
 # processes' (other: CPU used by every other process, in % of the machine).
@@ -251,6 +243,10 @@ account_posthorn() { # requests non2xx sockerr connections
   ph_connections=$((ph_connections + $4))
 }
 
+# The commit of the tree that $PH_BIN was built in (git describe of the repository that holds
+# it: another worktree's, when PH_BIN points there), "-dirty" if that tree has changes.
+binary_commit() { git -C "$(dirname "$PH_BIN")" describe --always --dirty 2>/dev/null || echo unknown; }
+
 calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
 
 fmt() { awk -v v="$2" "BEGIN { printf \"$1\", v }"; }
@@ -280,9 +276,16 @@ die() {
 # time in that copy; after touching the free memory, 27.4k and the cost gone;
 # bench/RESULTS.md, send_emails' notes). Leaves 1 GiB free, so that nothing is evicted, and
 # writes at most 32 GiB (1-2.5 s a GiB here: the host takes back some of what a guest
-# frees, so a page written once may fault again later).
+# frees, so a page written once may fault again later). TOUCH_MEMORY=0 in the environment
+# skips it: for a smoke test, or a script run by another that has done it (bench/pg.sh).
 touch_free_memory() {
   local start
+  if [[ ${TOUCH_MEMORY:-1} == 0 ]]; then
+    TOUCHED_GIB=
+    TOUCHED_S=
+    say "TOUCH_MEMORY=0: the free memory is not written first"
+    return 0
+  fi
   say "writing once to the machine's free memory (touch_free_memory in bench/lib.sh)"
   start=$(date +%s.%N)
   TOUCHED_GIB=$("$PY" - <<'PY'
@@ -307,18 +310,21 @@ PY
 
 # The results section's line on what touch_free_memory did.
 memory_line() {
+  if [[ -z $TOUCHED_GIB ]]; then
+    echo "- Memory: the free memory was not written first in this script (\`TOUCH_MEMORY=0\`: a smoke test, or a"
+    echo "  script run by another that did it, such as bench/pg.sh)."
+    return 0
+  fi
   echo "- Memory: before the runs, $TOUCHED_GIB GiB of free memory written once and freed ($TOUCHED_S s), so that the"
   echo "  page cache that a growing database or queue fills is memory the VM's host already backs (\`touch_free_memory\`, bench/lib.sh)."
 }
 
-# The posthorn of a benchmark, set up as bench/send_emails.sh describes: dnsmasq (sets
-# dns_port, dns_version), a delivery relay that listens and never answers, which holds the
-# delivery engine (hold_port, hold_pid; held_sessions counts its connections), posthorn on a
-# fresh data dir with an account and an API key (ph_env, ph_port, ph_pid, key, auth, base,
-# ph_url, db), and the domain $DOMAIN verified against dnsmasq. Uses the sourcing script's
-# globals (tmp, PY, DNSMASQ, DKIM_ZONE, SPF_INCLUDE, INBOUND_MX, SEND_RATE, ph_commit) and
-# its helpers (start_dnsmasq, wait_http, api).
-start_posthorn_with_verified_domain() {
+# ---- the servers of a benchmark: dnsmasq, the holding relay, posthorn, nginx, PostgreSQL ----
+
+# dnsmasq on a free port of 127.0.0.1 (UDP and TCP), authoritative (--local) for the test
+# names and answering nothing else (sets dns_port, dns_version). The records of a domain are
+# added once posthorn has made them, by a restart on the same port (ph_verify_domain).
+start_dnsmasq_base() {
   free_udp_port
   dns_port=$REPLY
   mkdir -p "$tmp/dns"
@@ -326,9 +332,13 @@ start_posthorn_with_verified_domain() {
   start_dnsmasq "$tmp/dns/base.conf"
   dns_version=$("$DNSMASQ" --version 2>/dev/null | awk 'NR == 1 { print $3 }')
   say "dnsmasq $dns_version: pid $dns_pid on 127.0.0.1:$dns_port"
+}
 
-  # The delivery relay that holds the delivery engine: it listens (the kernel completes the
-  # connections) and never accepts nor answers.
+# The delivery relay that holds the delivery engine (hold_port, hold_pid; held_sessions
+# counts its connections): it listens (the kernel completes the connections) and never
+# accepts nor answers.
+start_hold_relay() {
+  local i
   free_port
   hold_port=$REPLY
   "$PY" -c '
@@ -350,24 +360,48 @@ signal.pause()' "$hold_port" >"$tmp/hold.txt" 2>&1 &
     cat "$tmp/hold.txt" >&2
     die "the delivery relay listener did not start on 127.0.0.1:$hold_port"
   }
-  # Connections established to the listener, that is delivery sessions waiting for a greeting.
-  # shellcheck disable=SC2317  # defined here, called by the sourcing script
-  held_sessions() {
-    if command -v ss >/dev/null 2>&1; then
-      ss -Htn state established "( sport = :$hold_port )" 2>/dev/null | wc -l
-    else
-      echo "?"
-    fi
-  }
+}
 
+# Connections established to the holding relay, that is delivery sessions waiting for a greeting.
+held_sessions() {
+  if command -v ss >/dev/null 2>&1; then
+    ss -Htn state established "( sport = :$hold_port )" 2>/dev/null | wc -l
+  else
+    echo "?"
+  fi
+}
+
+stop_hold() {
+  [[ -n ${hold_pid:-} ]] || return 0
+  kill -TERM "$hold_pid" 2>/dev/null || true
+  if ! wait_gone "$hold_pid" 10; then kill -KILL "$hold_pid" 2>/dev/null || true; fi
+  wait "$hold_pid" 2>/dev/null || true
+  hold_pid=
+}
+
+# ph_prepare [NAME]: the ports, data dir, log and environment of one posthorn (a second one
+# in the same run has a NAME: data dir $tmp/data-NAME, log $tmp/posthorn-NAME.log). Sets
+# ph_port, ph_data, ph_log, ph_env, base, ph_url, db (the SQLite file, or the PostgreSQL URL
+# when ph_extra_env sets POSTHORN_DATABASE_URL) and ph_store (sqlite or pg). Delivery goes to
+# PH_RELAY (HOST:PORT) if set, else to the holding relay (started if need be), with connect
+# and command timeouts of an hour so that the engine waits there for the whole run. The
+# sourcing script's ph_extra_env (an array of VAR=value) comes last and wins.
+ph_prepare() {
+  local name=${1:-} relay=${PH_RELAY:-} v
   free_port
   ph_port=$REPLY
   free_port
   ph_smtp_sub=$REPLY
   free_port
   ph_smtp_in=$REPLY
+  ph_data="$tmp/data${name:+-$name}"
+  ph_log="$tmp/posthorn${name:+-$name}.log"
+  if [[ -z $relay ]]; then
+    [[ -n ${hold_pid:-} ]] || start_hold_relay
+    relay="127.0.0.1:$hold_port"
+  fi
   ph_env=(
-    "POSTHORN_SERVER_DATA_DIR=$tmp/data"
+    "POSTHORN_SERVER_DATA_DIR=$ph_data"
     "POSTHORN_HTTP_LISTEN=127.0.0.1:$ph_port"
     "POSTHORN_SMTP_SUBMISSION_LISTEN=127.0.0.1:$ph_smtp_sub"
     "POSTHORN_SMTP_INBOUND_LISTEN=127.0.0.1:$ph_smtp_in"
@@ -376,13 +410,29 @@ signal.pause()' "$hold_port" >"$tmp/hold.txt" 2>&1 &
     "POSTHORN_DNS_SPF_INCLUDE=$SPF_INCLUDE"
     "POSTHORN_DNS_INBOUND_MX=$INBOUND_MX"
     "POSTHORN_LIMITS_SEND_RATE_PER_MINUTE=$SEND_RATE"
-    "POSTHORN_DELIVERY_RELAY=127.0.0.1:$hold_port"
+    "POSTHORN_DELIVERY_RELAY=$relay"
     "POSTHORN_DELIVERY_TLS=off"
+  )
+  [[ -n ${PH_RELAY:-} ]] || ph_env+=(
     "POSTHORN_DELIVERY_CONNECT_TIMEOUT_S=3600"
     "POSTHORN_DELIVERY_COMMAND_TIMEOUT_S=3600"
   )
-  mkdir -p "$tmp/data"
-  db="$tmp/data/posthorn.db"
+  ph_env+=(${ph_extra_env[@]+"${ph_extra_env[@]}"})
+  mkdir -p "$ph_data"
+  db="$ph_data/posthorn.db"
+  ph_store=sqlite
+  for v in "${ph_env[@]}"; do
+    if [[ $v == POSTHORN_DATABASE_URL=* ]]; then
+      db=${v#POSTHORN_DATABASE_URL=}
+      ph_store=pg
+    fi
+  done
+  base="http://127.0.0.1:$ph_port"
+  ph_url="$base/v1/emails"
+}
+
+# ph_create_key: an account and an API key made with the CLI on ph_prepare's store (key, auth).
+ph_create_key() {
   bounded 60 "$tmp/account.txt" "$tmp/account.txt" env "${ph_env[@]}" "$tmp/posthorn" account create bench || {
     cat "$tmp/account.txt" >&2
     die "posthorn account create failed"
@@ -394,19 +444,31 @@ signal.pause()' "$hold_port" >"$tmp/hold.txt" 2>&1 &
   key=$(tail -n1 "$tmp/key.txt")
   [[ -n $key ]] || die "posthorn key create printed no key"
   auth="Authorization: Bearer $key"
-  base="http://127.0.0.1:$ph_port"
-  ph_url="$base/v1/emails"
+}
 
-  env "${ph_env[@]}" "$tmp/posthorn" serve >"$tmp/posthorn.log" 2>&1 &
+# ph_serve: starts `posthorn serve` as ph_prepare made it (ph_pid), its output to ph_log, and
+# waits until it answers 200 on /v1/domains with the key ($auth).
+ph_serve() {
+  env "${ph_env[@]}" "$tmp/posthorn" serve >>"$ph_log" 2>&1 &
   ph_pid=$!
   if ! wait_http "$ph_pid" 20 200 -H "$auth" "$base/v1/domains"; then
-    tail -n 30 "$tmp/posthorn.log" >&2 || true
+    tail -n 30 "$ph_log" >&2 || true
     die "posthorn did not answer 200 on $base/v1/domains within 20 s"
   fi
-  [[ -f $db ]] || die "no database at $db (has the default data dir layout changed?)"
-  say "posthorn $ph_commit: pid $ph_pid on 127.0.0.1:$ph_port, data dir $tmp/data"
+  if [[ $ph_store == sqlite && ! -f $db ]]; then
+    die "no database at $db (has the default data dir layout changed?)"
+  fi
+  if [[ $ph_store == pg ]]; then
+    say "posthorn $ph_commit: pid $ph_pid on 127.0.0.1:$ph_port, data dir $ph_data, database $(pg_redact "$db")"
+  else
+    say "posthorn $ph_commit: pid $ph_pid on 127.0.0.1:$ph_port, data dir $ph_data"
+  fi
+}
 
-  # The sending domain, verified against dnsmasq.
+# ph_verify_domain: adds $DOMAIN to the posthorn at $base, publishes its records in dnsmasq
+# (a restart on the same port, with the base names and these records only) and verifies it.
+ph_verify_domain() {
+  local code status
   code=$(api POST /v1/domains "$tmp/domain.json" "{\"domain\":\"$DOMAIN\"}")
   [[ $code == 201 ]] || die "POST /v1/domains answered $code: $(head -c 500 "$tmp/domain.json")"
   bounded 60 "$tmp/zone.txt" "$tmp/zone.err" env "${ph_env[@]}" "$tmp/posthorn" dns zone || {
@@ -457,6 +519,194 @@ PY
   fi
   say "domain $DOMAIN: VERIFIED against dnsmasq"
 }
+
+# start_posthorn_with_verified_domain [NAME]: the posthorn of a benchmark, set up as
+# bench/send_emails.sh describes: dnsmasq (started if it does not run yet), a fresh data dir
+# (ph_prepare: delivery held by the holding relay unless PH_RELAY is set), an account and an
+# API key (key, auth), `posthorn serve` (ph_pid), and the domain $DOMAIN verified against
+# dnsmasq. Uses the sourcing script's globals (tmp, PY, DNSMASQ, DKIM_ZONE, SPF_INCLUDE,
+# INBOUND_MX, SEND_RATE, DOMAIN, ph_commit, and ph_extra_env if set). A second posthorn of
+# the same run has its own NAME; dnsmasq then publishes that one's records only, which is
+# enough: a domain is verified once, and checked again only after dns.verified_recheck_s
+# (a day).
+# shellcheck disable=SC2120 # NAME is optional
+start_posthorn_with_verified_domain() {
+  [[ -n ${dns_pid:-} ]] || start_dnsmasq_base
+  ph_prepare "${1:-}"
+  ph_create_key
+  ph_serve
+  ph_verify_domain
+}
+
+stop_posthorn_pid() { # PID: stops that posthorn as stop_posthorn does; sets ph_exit
+  local pid=$1
+  ph_exit=
+  [[ -n $pid ]] || return 0
+  term_then_kill posthorn "$pid" 45
+  ph_exit=0
+  wait "$pid" 2>/dev/null || ph_exit=$?
+}
+
+# write_send_body PATH SIZE SUBJECT: a send as JSON, {"from","to","subject","text"} from $FROM
+# to $TO with exactly SIZE bytes of plain text (lines of at most 72 characters).
+write_send_body() {
+  "$PY" - "$1" "$2" "$FROM" "$TO" "$3" <<'PY'
+import json, sys
+path, size, sender, to, subject = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+words = ("The quick brown fox jumps over the lazy dog. Pack my box with five dozen "
+         "liquor jugs. How vexingly quick daft zebras jump! ").split()
+parts, line, n, i = [], "", 0, 0
+while n + len(line) < size:
+    w = words[i % len(words)]
+    i += 1
+    if line and len(line) + 1 + len(w) > 72:
+        parts.append(line + "\n")
+        n += len(line) + 1
+        line = w
+    else:
+        line = (line + " " + w) if line else w
+text = ("".join(parts) + line)[:size - 1].rstrip() + "\n"
+text = text + "x" * (size - len(text.encode()))  # exactly `size` bytes
+body = {"from": sender, "to": to, "subject": subject, "text": text}
+with open(path, "w") as f:
+    f.write(json.dumps(body, separators=(",", ":")))
+PY
+}
+
+# write_post_lua BODY OUT: a wrk script whose every request is a POST of the file BODY as JSON.
+write_post_lua() {
+  grep -q ']==]' "$1" && die "the body contains the Lua string delimiter"
+  {
+    echo 'wrk.method = "POST"'
+    echo 'wrk.headers["Content-Type"] = "application/json"'
+    printf 'wrk.body = [==[%s]==]\n' "$(cat "$1")"
+  } >"$2"
+}
+
+# start_nginx_post BODY: nginx with a private configuration in $tmp/nginx (never the system
+# one), `worker_processes 2`, no access log, unlimited keep-alive, answering a POST to /post
+# with 204 once it has read the body; waits until it answers the POST of the file BODY.
+# Sets nginx_port, nginx_pid, nginx_url, nginx_version.
+start_nginx_post() {
+  free_port
+  nginx_port=$REPLY
+  nginx_version=$(nginx -v 2>&1 | sed 's/^nginx version: //; s/^nginx\///')
+  mkdir -p "$tmp/nginx/logs"
+  cat >"$tmp/nginx/nginx.conf" <<CONF
+# Private configuration of a benchmark under bench/ (prefix $tmp/nginx).
+daemon off;
+master_process on;
+worker_processes 2;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    # posthorn keeps a connection open for any number of requests; so does nginx here.
+    keepalive_requests 1000000;
+    client_body_temp_path $tmp/nginx/client_body;
+    proxy_temp_path $tmp/nginx/proxy;
+    fastcgi_temp_path $tmp/nginx/fastcgi;
+    uwsgi_temp_path $tmp/nginx/uwsgi;
+    scgi_temp_path $tmp/nginx/scgi;
+    server {
+        listen 127.0.0.1:$nginx_port;
+        location = /post {
+            # The body is read (and discarded) before the answer, so keep-alive goes on.
+            client_max_body_size 64k;
+            client_body_buffer_size 16k;
+            if (\$request_method != POST) { return 405; }
+            return 204;
+        }
+        location / { return 404; }
+    }
+}
+CONF
+  if ! nginx -t -q -e "$tmp/nginx/logs/error.log" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx-t.txt"; then
+    cat "$tmp/nginx-t.txt" "$tmp/nginx/logs/error.log" >&2 2>/dev/null || true
+    die "nginx rejects the benchmark configuration"
+  fi
+  nginx -e "$tmp/nginx/logs/error.log" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" >"$tmp/nginx.out" 2>&1 &
+  nginx_pid=$!
+  nginx_url="http://127.0.0.1:$nginx_port/post"
+  if ! wait_http "$nginx_pid" 10 204 -H 'Content-Type: application/json' --data-binary @"$1" "$nginx_url"; then
+    cat "$tmp/nginx.out" "$tmp/nginx/logs/error.log" >&2 2>/dev/null || true
+    die "nginx did not answer 204 to a POST of the body on $nginx_url within 10 s"
+  fi
+  say "nginx $nginx_version: pid $nginx_pid on 127.0.0.1:$nginx_port"
+}
+
+# ---- PostgreSQL ----------------------------------------------------------------------
+
+# start_pg: a durable PostgreSQL server of its own (tools/pg_test_server.py with
+# PH_PG_DURABLE=1: fsync, synchronous_commit and full_page_writes on, PostgreSQL's defaults
+# otherwise) on a free port of 127.0.0.1; as root it runs as nobody. Sets pg_admin_url (the
+# database postgres as the superuser postgres), pg_pid (its postmaster), pg_version and
+# pg_dir (its data). Stopped by stop_pg.
+start_pg() {
+  mkdir -p "$tmp/pg"
+  if ! PH_PG_DURABLE=1 bounded 120 "$tmp/pg/start.txt" "$tmp/pg/start.txt" "$PY" tools/pg_test_server.py start "$tmp/pg"; then
+    cat "$tmp/pg/start.txt" >&2
+    die "tools/pg_test_server.py could not start PostgreSQL"
+  fi
+  pg_admin_url=$(head -n1 "$tmp/pg/url")
+  pg_pid=$(head -n1 "$tmp/pg/pid")
+  pg_dir=$(head -n1 "$tmp/pg/dir")
+  pg_version=$(psql -XAtq "$pg_admin_url" -c 'SHOW server_version' 2>/dev/null | awk '{ print $1 }')
+  [[ -n $pg_version ]] || die "psql cannot reach the PostgreSQL server at $pg_admin_url"
+  say "PostgreSQL $pg_version (durable): postmaster pid $pg_pid, $pg_admin_url, data in $pg_dir"
+}
+
+stop_pg() {
+  [[ -n ${pg_pid:-} ]] || return 0
+  "$PY" tools/pg_test_server.py stop "$tmp/pg" >/dev/null 2>&1 || kill -KILL "$pg_pid" 2>/dev/null || true
+  pg_pid=
+}
+
+# pg_url_of NAME: the URL of the database NAME on the server of pg_admin_url.
+pg_url_of() { echo "${pg_admin_url%/*}/$1"; }
+
+# pg_create_db NAME: a new, empty database NAME (owned by postgres, the user posthorn connects
+# as, so that it can create its tables and the pg_trgm extension); prints its URL.
+pg_create_db() {
+  psql -XAtq -v ON_ERROR_STOP=1 "$pg_admin_url" -c "CREATE DATABASE $1" >/dev/null ||
+    die "cannot create the database $1"
+  pg_url_of "$1"
+}
+
+# pg_settings: the server's durability and memory settings, as "name=value, ...".
+pg_settings() {
+  psql -XAtq -F= "$pg_admin_url" -c "SELECT name, setting || coalesce(unit, '') FROM pg_settings
+    WHERE name IN ('fsync', 'synchronous_commit', 'full_page_writes', 'wal_sync_method',
+                   'shared_buffers', 'max_wal_size', 'checkpoint_timeout', 'max_connections')
+    ORDER BY name" | paste -sd, - | sed 's/,/, /g'
+}
+
+# pg_redact URL: the URL without its password.
+pg_redact() { sed -E 's#(://[^:/@]+):[^@]*@#\1:***@#' <<<"$1"; }
+
+# store_sql DB SQL: runs SQL on the store DB (a SQLite file, or a PostgreSQL URL) and prints
+# the rows, fields separated by a space.
+store_sql() {
+  if [[ $1 == postgres://* || $1 == postgresql://* ]]; then
+    psql -XAtq -F' ' -v ON_ERROR_STOP=1 "$1" -c "$2"
+  else
+    sqlite3 -separator ' ' "$1" '.timeout 10000' "$2"
+  fi
+}
+
+# tree_ticks PID: CPU ticks of a process and its children: its own, those of its children
+# that have ended (cutime, cstime) and the live children's own (Postfix's master with its
+# daemons, PostgreSQL's postmaster with its backends).
+tree_ticks() {
+  local sum pid
+  sum=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
+  for pid in $(pgrep -P "$1" 2>/dev/null || true); do
+    sum=$((sum + $(cpu_ticks "$pid")))
+  done
+  echo "$sum"
+}
+
 
 # write_results_section NAME FILE: replaces the section NAME of $RESULTS (between its BEGIN
 # and END markers) with FILE, or adds it at the end (starting the file if there is none).

@@ -163,14 +163,6 @@ poll_pid=
 
 # ---- process control ---------------------------------------------------------------
 
-stop_hold() {
-  [[ -n $hold_pid ]] || return 0
-  kill -TERM "$hold_pid" 2>/dev/null || true
-  if ! wait_gone "$hold_pid" 10; then kill -KILL "$hold_pid" 2>/dev/null || true; fi
-  wait "$hold_pid" 2>/dev/null || true
-  hold_pid=
-}
-
 # A background helper (wrk, the restart poller, the latency client): TERM, then KILL.
 stop_helper() { # PID
   [[ -n $1 ]] || return 0
@@ -499,7 +491,7 @@ os_name=$( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || echo unknow
 wrk_version=$( (wrk -v 2>&1 || true) | awk 'NR == 1 { print $2 }')
 py_version=$("$PY" -c 'import platform; print(platform.python_version())')
 sqlite_version=$(sqlite3 --version | awk '{ print $1 }')
-ph_commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+ph_commit=$(binary_commit)
 # A copy, so that a rebuild during the run cannot change the binary under the benchmark.
 cp "$PH_BIN" "$tmp/posthorn"
 ph_sha=$(sha256sum "$tmp/posthorn" | cut -c1-12)

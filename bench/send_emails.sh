@@ -109,14 +109,6 @@ perf_pid=
 
 # ---- process control ---------------------------------------------------------------
 
-stop_hold() {
-  [[ -n $hold_pid ]] || return 0
-  kill -TERM "$hold_pid" 2>/dev/null || true
-  if ! wait_gone "$hold_pid" 10; then kill -KILL "$hold_pid" 2>/dev/null || true; fi
-  wait "$hold_pid" 2>/dev/null || true
-  hold_pid=
-}
-
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
@@ -297,35 +289,10 @@ emails_rows() { sqlite3 "$db" '.timeout 10000' 'SELECT COUNT(*) FROM emails;'; }
 # ---- the request -------------------------------------------------------------------
 
 # One send: a ~1 KB plain-text body (TEXT_BYTES of text, lines of at most 72 characters).
-"$PY" - "$tmp/body.json" "$TEXT_BYTES" "$FROM" "$TO" <<'PY'
-import json, sys
-path, size, sender, to = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-words = ("The quick brown fox jumps over the lazy dog. Pack my box with five dozen "
-         "liquor jugs. How vexingly quick daft zebras jump! ").split()
-text, line, i = "", "", 0
-while len(text) + len(line) < size:
-    w = words[i % len(words)]
-    i += 1
-    if line and len(line) + 1 + len(w) > 72:
-        text += line + "\n"
-        line = w
-    else:
-        line = (line + " " + w) if line else w
-text = (text + line)[:size - 1].rstrip() + "\n"
-text = text + "x" * (size - len(text.encode()))  # exactly `size` bytes
-body = {"from": sender, "to": to, "subject": "posthorn benchmark: a 1 KB text email",
-        "text": text}
-with open(path, "w") as f:
-    f.write(json.dumps(body, separators=(",", ":")))
-PY
+write_send_body "$tmp/body.json" "$TEXT_BYTES" "posthorn benchmark: a 1 KB text email"
 body_bytes=$(stat -c %s "$tmp/body.json")
 # wrk: every request of a run is this POST (the same bytes to nginx and to posthorn).
-{
-  echo 'wrk.method = "POST"'
-  echo 'wrk.headers["Content-Type"] = "application/json"'
-  printf 'wrk.body = [==[%s]==]\n' "$(cat "$tmp/body.json")"
-} >"$tmp/post.lua"
-grep -q ']==]' "$tmp/body.json" && die "the body contains the Lua string delimiter"
+write_post_lua "$tmp/body.json" "$tmp/post.lua"
 # Moderate load: wrk's delay() hook, with a wall clock from LuaJIT's ffi, hands out
 # request slots at a fixed rate per wrk thread (a slot missed is skipped, not made up).
 {
@@ -361,9 +328,8 @@ cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 # shellcheck disable=SC1091
 os_name=$( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || echo unknown)
 wrk_version=$( (wrk -v 2>&1 || true) | awk 'NR == 1 { print $2 }')
-nginx_version=$(nginx -v 2>&1 | sed 's/^nginx version: //; s/^nginx\///')
 py_version=$("$PY" -c 'import platform; print(platform.python_version())')
-ph_commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+ph_commit=$(binary_commit)
 # A copy, so that a rebuild during the run cannot change the binary under the benchmark.
 cp "$PH_BIN" "$tmp/posthorn"
 ph_sha=$(sha256sum "$tmp/posthorn" | cut -c1-12)
@@ -375,51 +341,7 @@ case $fs_type in
   tmpfs | ramfs) say "warning: $tmp is on $fs_type: fsync does nothing there, set TMPDIR to a directory on a disk" ;;
 esac
 
-free_port
-nginx_port=$REPLY
-mkdir -p "$tmp/nginx/logs"
-cat >"$tmp/nginx/nginx.conf" <<CONF
-# Private configuration of bench/send_emails.sh (prefix $tmp/nginx).
-daemon off;
-master_process on;
-worker_processes 2;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    # posthorn keeps a connection open for any number of requests; so does nginx here.
-    keepalive_requests 1000000;
-    client_body_temp_path $tmp/nginx/client_body;
-    proxy_temp_path $tmp/nginx/proxy;
-    fastcgi_temp_path $tmp/nginx/fastcgi;
-    uwsgi_temp_path $tmp/nginx/uwsgi;
-    scgi_temp_path $tmp/nginx/scgi;
-    server {
-        listen 127.0.0.1:$nginx_port;
-        location = /post {
-            # The body is read (and discarded) before the answer, so keep-alive goes on.
-            client_max_body_size 64k;
-            client_body_buffer_size 16k;
-            if (\$request_method != POST) { return 405; }
-            return 204;
-        }
-        location / { return 404; }
-    }
-}
-CONF
-if ! nginx -t -q -e "$tmp/nginx/logs/error.log" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx-t.txt"; then
-  cat "$tmp/nginx-t.txt" "$tmp/nginx/logs/error.log" >&2 2>/dev/null || true
-  die "nginx rejects the benchmark configuration"
-fi
-nginx -e "$tmp/nginx/logs/error.log" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" >"$tmp/nginx.out" 2>&1 &
-nginx_pid=$!
-nginx_url="http://127.0.0.1:$nginx_port/post"
-if ! wait_http "$nginx_pid" 10 204 -H 'Content-Type: application/json' --data-binary @"$tmp/body.json" "$nginx_url"; then
-  cat "$tmp/nginx.out" "$tmp/nginx/logs/error.log" >&2 2>/dev/null || true
-  die "nginx did not answer 204 to a POST of the body on $nginx_url within 10 s"
-fi
-say "nginx $nginx_version: pid $nginx_pid on 127.0.0.1:$nginx_port"
+start_nginx_post "$tmp/body.json"
 
 # dnsmasq answers only for the names it is authoritative for (--local); the records of the
 # domain are added once posthorn has made them, by a restart on the same port.

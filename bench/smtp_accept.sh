@@ -238,7 +238,7 @@ cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 os_name=$( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || echo unknown)
 py_version=$("$PY" -c 'import platform; print(platform.python_version())')
 ossl_version=$(openssl version | awk '{ print $2 }')
-ph_commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+ph_commit=$(binary_commit)
 # Copies, so that a rebuild (or an edit) during the run cannot change what is measured.
 cp "$PH_BIN" "$tmp/posthorn"
 cp bench/smtp_load.py "$tmp/smtp_load.py"
