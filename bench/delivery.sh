@@ -712,9 +712,14 @@ section="$tmp/section.md"
   done
   echo
   echo "Medians over the rounds, and the goals of the issue (posthorn at least $GOAL× Postfix's end-to-end"
-  echo "rate with DKIM signing on; in less memory than Postfix's processes use together, compared on PSS):"
+  if [[ $STORE == pg ]]; then
+    echo "rate with DKIM signing on; memory is no goal on PostgreSQL, whose processes, shared buffers included,"
+    echo "count with posthorn's here: the last column only says whether the sum is below Postfix's, on PSS):"
+  else
+    echo "rate with DKIM signing on; in less memory than Postfix's processes use together, compared on PSS):"
+  fi
   echo
-  echo "| size | Postfix msg/s | posthorn msg/s | **posthorn / Postfix** | $GOAL× goal | CPU ms/msg Postfix | posthorn | peak PSS MiB Postfix | posthorn | memory goal |"
+  echo "| size | Postfix msg/s | posthorn msg/s | **posthorn / Postfix** | $GOAL× goal | CPU ms/msg Postfix | posthorn | peak PSS MiB Postfix | posthorn | $([[ $STORE == pg ]] && echo "less than Postfix" || echo "memory goal") |"
   echo "|---|---:|---:|---:|---|---:|---:|---:|---:|---|"
   for size in $SIZES; do
     fr=$(field_median postfix "$size" 1)
@@ -728,7 +733,7 @@ section="$tmp/section.md"
       continue
     fi
     echo "| $(kb "$size") | $(int "$fr") | $(int "$pr") | **$(ratio "$pr" "$fr")×** | $(yes_no "$pr >= $GOAL * $fr") |" \
-      "$(f3 "$fc") | $(f3 "$pc") ($(ratio "$pc" "$fc")×) | $(f1 "$fm") | $(f1 "$pm") | $(yes_no "$pm < $fm") |"
+      "$(f3 "$fc") | $(f3 "$pc") ($(ratio "$pc" "$fc")×) | $(f1 "$fm") | $(f1 "$pm") | $(if [[ $STORE == pg ]]; then awk -v a="$pm" -v b="$fm" 'BEGIN { print (a < b ? "yes" : "no") }'; else yes_no "$pm < $fm"; fi) |"
   done
   echo
   echo "posthorn's peak resident memory over the whole run (VmHWM): $(f1 "$(calc "$ph_hwm / 1024")") MiB$([[ $STORE == pg ]] && echo ", PostgreSQL's not included")."

@@ -143,10 +143,18 @@ trap 'say "interrupted"; exit 130' INT TERM
 used_ports=" "
 
 # Builds on this machine (it is shared with them): every 2 s, one line in builds.txt, "1" if a
-# compiler (ninja, cc1plus) is running then, else "0"; from the first measured run to the end.
+# build or check (ninja, cc1plus, clang-tidy, ctest) is running then, else "0"; from the first
+# measured run to the end. The runs' own noise figures catch every other disturbance.
+build_running() {
+  local p
+  for p in ninja cc1plus clang-tidy clang-tidy-14 ctest; do
+    pgrep -x "$p" >/dev/null 2>&1 && return 0
+  done
+  return 1
+}
 watch_builds() {
   while :; do
-    if pgrep -x ninja >/dev/null 2>&1 || pgrep -x cc1plus >/dev/null 2>&1; then echo 1; else echo 0; fi
+    if build_running; then echo 1; else echo 0; fi
     sleep 2
   done >>"$tmp/builds.txt" 2>/dev/null &
   watch_pid=$!
@@ -534,10 +542,15 @@ two_rps=$(med2 two 1)
 goal_sends=$(yes_no "$p_rps >= 0.5 * $s_rps")
 samples=$(wc -l <"$tmp/builds.txt" 2>/dev/null || echo 0)
 samples_build=$(grep -c '^1$' "$tmp/builds.txt" 2>/dev/null || true)
-if ((${samples_build:-0} == 0)); then
-  quiet="quiet: no compiler (ninja, cc1plus) running in any of $samples samples, one every 2 s from the first measured run to the last"
+builds_text="a build or check (ninja, cc1plus, clang-tidy, ctest) running in ${samples_build:-0} of $samples samples, one every 2 s from the first measured run to the last"
+n_disturbed=${#noisy[@]}
+if [[ -s $tmp/delivery.out ]]; then
+  n_disturbed=$((n_disturbed + $(grep -o 'other processes [0-9.]*%' "$tmp/delivery.md" 2>/dev/null | wc -l)))
+fi
+if ((${samples_build:-0} == 0 && n_disturbed == 0)); then
+  quiet="quiet: no run disturbed (steal or other processes above $NOISY_PCT% of the machine), $builds_text"
 else
-  quiet="**noisy**: a compiler (ninja or cc1plus) was running in $samples_build of $samples samples, one every 2 s from the first measured run to the last"
+  quiet="**noisy**: $n_disturbed runs disturbed (steal or other processes above $NOISY_PCT% of the machine: their figures are listed below), $builds_text"
 fi
 d_line=
 if [[ -s $tmp/delivery.sum ]]; then
