@@ -156,57 +156,10 @@ cp "$PH_BIN" "$tmp/posthorn"
 ph_sha=$(sha256sum "$tmp/posthorn" | cut -c1-12)
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
-free_port
-nginx_port=$REPLY
-mkdir -p "$tmp/nginx/logs"
-cat >"$tmp/nginx/nginx.conf" <<CONF
-# Private configuration of bench/http_logs.sh (prefix $tmp/nginx).
-daemon off;
-master_process on;
-worker_processes 2;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    # posthorn keeps a connection open for any number of requests; so does nginx here.
-    keepalive_requests 1000000;
-    client_body_temp_path $tmp/nginx/client_body;
-    proxy_temp_path $tmp/nginx/proxy;
-    fastcgi_temp_path $tmp/nginx/fastcgi;
-    uwsgi_temp_path $tmp/nginx/uwsgi;
-    scgi_temp_path $tmp/nginx/scgi;
-    server {
-        listen 127.0.0.1:$nginx_port;
-        location = /204 {
-            if (\$request_method != GET) { return 405; }
-            return 204;
-        }
-        location = /post {
-            client_max_body_size 64k;
-            if (\$request_method != POST) { return 405; }
-            return 204;
-        }
-        location / { return 404; }
-    }
-}
-CONF
-if ! nginx -t -q -e "$tmp/nginx/logs/error.log" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx-t.txt"; then
-  cat "$tmp/nginx-t.txt" "$tmp/nginx/logs/error.log" >&2 2>/dev/null || true
-  die "nginx rejects the benchmark configuration"
-fi
-nginx -e "$tmp/nginx/logs/error.log" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" >"$tmp/nginx.out" 2>&1 &
-nginx_pid=$!
-nginx_url="http://127.0.0.1:$nginx_port/204"
-if ! wait_http "$nginx_pid" 10 204 "$nginx_url"; then
-  cat "$tmp/nginx.out" "$tmp/nginx/logs/error.log" >&2 2>/dev/null || true
-  die "nginx did not answer 204 on $nginx_url within 10 s"
-fi
 head -c 1024 /dev/zero | tr '\0' 'x' >"$tmp/body-1k"
-code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --data-binary @"$tmp/body-1k" \
-  "http://127.0.0.1:$nginx_port/post" || true)
-[[ $code == 204 ]] || die "nginx answered $code (not 204) to a 1 KB POST /post"
-say "nginx $nginx_version: pid $nginx_pid on 127.0.0.1:$nginx_port"
+start_nginx_post "$tmp/body-1k"
+nginx_url="http://127.0.0.1:$nginx_port/204"
+wait_http "$nginx_pid" 10 204 "$nginx_url" || die "nginx did not answer 204 on $nginx_url within 10 s"
 
 free_port
 ph_port=$REPLY

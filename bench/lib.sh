@@ -585,7 +585,8 @@ write_post_lua() {
 
 # start_nginx_post BODY: nginx with a private configuration in $tmp/nginx (never the system
 # one), `worker_processes 2`, no access log, unlimited keep-alive, answering a POST to /post
-# with 204 once it has read the body; waits until it answers the POST of the file BODY.
+# with 204 once it has read the body, and a GET of /204 with 204; waits until it answers the
+# POST of the file BODY.
 # Sets nginx_port, nginx_pid, nginx_url, nginx_version.
 start_nginx_post() {
   free_port
@@ -611,6 +612,10 @@ http {
     scgi_temp_path $tmp/nginx/scgi;
     server {
         listen 127.0.0.1:$nginx_port;
+        location = /204 {
+            if (\$request_method != GET) { return 405; }
+            return 204;
+        }
         location = /post {
             # The body is read (and discarded) before the answer, so keep-alive goes on.
             client_max_body_size 64k;

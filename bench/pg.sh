@@ -658,12 +658,12 @@ section="$tmp/section.md"
   echo
   if ((DELIVERY)); then
     echo "\`bench/delivery.sh\` run by this script with \`STORE=pg\` on the same PostgreSQL server (a fresh database),"
-    echo "\`MESSAGES=$COUNT ROUNDS=$ROUNDS SIZES=$TEXT_BYTES\`; its section follows. Goal (issue 26): delivery end to end on"
+    echo "\`MESSAGES=$COUNT ROUNDS=$ROUNDS SIZES=$TEXT_BYTES\` (how it measures: the delivery section's method, above); its tables follow. Goal (issue 26): delivery end to end on"
     echo "PostgreSQL at least 2× Postfix's rate: ${d_line:-not measured}."
     echo
     if [[ -s $tmp/delivery.md ]]; then
-      # Its headings one level down, inside this section.
-      sed -e 's/^## /#### /' "$tmp/delivery.md"
+      # Its tables and findings; its method is the delivery section's, not repeated here.
+      awk '/^\| size \| round/ { on = 1 } on' "$tmp/delivery.md"
     else
       echo "(bench/delivery.sh wrote no section: exit status $delivery_rc.)"
     fi
