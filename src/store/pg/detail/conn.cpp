@@ -239,7 +239,9 @@ Result<const std::string*> Conn::statement(std::string_view sql, const Params& p
     std::vector<Oid> types;
     types.reserve(params.items_.size());
     for (const auto& p : params.items_) types.push_back(static_cast<Oid>(p.type));
-    const auto name = "s" + std::to_string(prepared_.size() + 1);
+    // Never a name used before on this connection: a statement forgotten after a failed
+    // pipeline may still exist on the server under its old name.
+    const auto name = "s" + std::to_string(++statements_);
     const std::string text(sql);
     if (pipelined) {
         if (PQsendPrepare(conn_.get(), name.c_str(), text.c_str(), params.size(), types.data()) !=
@@ -292,7 +294,6 @@ error_code Conn::queue(std::string_view sql, const Params& params) {
 error_code Conn::sync() {
     if (!conn_ || PQpipelineStatus(conn_.get()) == PQ_PIPELINE_OFF) return {};
     error_code first;
-    ResultPtr bad;  // the first failure's result, for its message
     const int commands = queued_;
     queued_ = 0;
     if (PQpipelineSync(conn_.get()) != 1) {

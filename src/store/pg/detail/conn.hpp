@@ -210,6 +210,7 @@ class Conn {
     ConnPtr conn_;
     std::string url_;
     std::unordered_map<std::string, std::string> prepared_;  // text → statement name
+    int statements_ = 0;  // statements prepared on the connection, for their names
     bool pipeline_allowed_ = false;
     int queued_ = 0;                      // statements in the pipeline since its last sync
     std::vector<std::string> pipelined_;  // texts prepared in it: forgotten if it fails
