@@ -249,7 +249,8 @@ int serve(const Config& config) {
                    .public_url = config.server.public_url,
                    .tracking_secret = *tracking_key,
                    .allow_private_webhooks = config.webhooks.allow_private_targets,
-                   .rate_limiter = *rate_limiter};
+                   .rate_limiter = *rate_limiter,
+                   .send_body_limit = config.http_body_limit()};
     api::V1 v1(deps);
 
     delivery::Options dopts{
@@ -286,6 +287,7 @@ int serve(const Config& config) {
     http::Server server(pool,
                         {.listen = {address, config.http.listen.port},
                          .body_limit = config.http_body_limit(),
+                         .admit = [&v1](http::Request& req) { return v1.admit(req); },
                          .max_connections = static_cast<std::size_t>(config.http.max_connections)},
                         [&v1](http::Request req) { return v1.handle(std::move(req)); });
     // SMTP: one server implementation, two doors with their own policies.

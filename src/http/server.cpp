@@ -1,5 +1,6 @@
 #include "http/server.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 
@@ -111,6 +112,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     asio::awaitable<void> send(Conn& conn, Response res, unsigned version, bool keep_alive,
                                bool head = false);
     asio::awaitable<void> linger(Conn& conn);
+    asio::awaitable<Admission> admit(Request& request);
 
     core::IoPool& pool;
     Options options;
@@ -241,6 +243,23 @@ asio::awaitable<void> Server::Impl::linger(Conn& conn) {
     }
 }
 
+// The admission check's answer, its body limit never above the server's; a check that
+// throws refuses the request with a 500.
+asio::awaitable<Admission> Server::Impl::admit(Request& request) {
+    if (!options.admit) co_return Admission{.body_limit = options.body_limit};
+    Admission admission;
+    bool failed = false;
+    try {
+        admission = co_await options.admit(request);
+    } catch (const std::exception& e) {
+        log::error("http admission check threw: {}", e.what());
+        failed = true;
+    }
+    if (failed) admission.refusal = error_response(500, "INTERNAL_ERROR", "internal error");
+    admission.body_limit = std::min(admission.body_limit, options.body_limit);
+    co_return admission;
+}
+
 asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
     // Beast reads as much as the buffer has room for, 512 bytes at first: with room for
     // 16 KB, a request with a small body comes in one read instead of four or five.
@@ -285,12 +304,32 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             break;
         }
         const unsigned version = parser.version;
-        if (auto len = parser.content_length(); len && *len > options.body_limit) {
-            auto res = too_large(options.body_limit);
+        auto& request = parser.request;
+        if (!request.set_target(std::move(request.target))) {
+            co_await send(*conn,
+                          error_response(400, "VALIDATION_ERROR", "malformed request target"),
+                          version, false);
+            co_await linger(*conn);
+            break;
+        }
+        request.remote_ip = ip;
+        auto admission = co_await admit(request);
+        if (admission.refusal) {
+            // The body, if one was due, is never read: the connection ends after the answer.
+            const bool body_due = !parser.is_done();
+            const bool again = parser.keep_alive() && !body_due && !stopping;
+            co_await send(*conn, std::move(*admission.refusal), version, again, parser.head);
+            if (body_due) co_await linger(*conn);
+            if (!again) break;
+            continue;
+        }
+        if (auto len = parser.content_length(); len && *len > admission.body_limit) {
+            auto res = too_large(admission.body_limit);
             co_await send(*conn, std::move(res), version, false);
             co_await linger(*conn);
             break;
         }
+        parser.body_limit(admission.body_limit);
         if (parser.expect_continue) {
             bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, version};
             co_await bhttp::async_write(conn->stream, cont, use_nothrow_awaitable);
@@ -311,7 +350,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             bec = rec;
         }
         if (bec == bhttp::error::body_limit) {
-            auto res = too_large(options.body_limit);
+            auto res = too_large(admission.body_limit);
             co_await send(*conn, std::move(res), version, false);
             co_await linger(*conn);
             break;
@@ -326,23 +365,16 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         }
         const bool keep_alive = parser.keep_alive();
         const bool head = parser.head;
-        auto& request = parser.request;
-        const bool target_ok = request.set_target(std::move(request.target));
-        request.remote_ip = ip;
         Response res;
-        if (!target_ok) {
-            res = error_response(400, "VALIDATION_ERROR", "malformed request target");
-        } else {
-            bool failed = false;
-            try {
-                res = co_await handler(std::move(request));
-            } catch (const std::exception& e) {
-                log::error("http handler threw: {}", e.what());
-                failed = true;
-            }
-            if (failed) res = error_response(500, "INTERNAL_ERROR", "internal error");
+        bool failed = false;
+        try {
+            res = co_await handler(std::move(request));
+        } catch (const std::exception& e) {
+            log::error("http handler threw: {}", e.what());
+            failed = true;
         }
-        const bool again = keep_alive && target_ok && !stopping;
+        if (failed) res = error_response(500, "INTERNAL_ERROR", "internal error");
+        const bool again = keep_alive && !stopping;
         co_await send(*conn, std::move(res), version, again, head);
         if (!again) break;
     }

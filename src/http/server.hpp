@@ -4,7 +4,9 @@
 // connection stays on its context for life. Keep-alive, a header limit (16 KiB, 431), a
 // body limit (413, decided before the body is read when Content-Length says so, and
 // `Expect: 100-continue` honoured), read/idle deadlines, and the JSON error body for every
-// malformed request. The handler gets every well-formed request; routing is its business.
+// malformed request. Each request's head passes the admission check (Options::admit:
+// authentication, a body limit of the route's) before its body is read. The handler gets
+// every admitted well-formed request; routing is its business.
 //
 // At most `max_connections` connections are open at once (see Options).
 //
@@ -28,7 +30,10 @@ class Server {
   public:
     struct Options {
         asio::ip::tcp::endpoint listen;
-        std::size_t body_limit = 1 << 20;
+        std::size_t body_limit = 1 << 20;  // the largest of any request
+        // Asked once a request's head is read (see Admission); none: every request is
+        // admitted with `body_limit`. A refusal ends the connection when a body was due.
+        Admit admit;
         std::chrono::seconds idle_timeout{60};     // between requests on a keep-alive connection
         std::chrono::seconds request_timeout{30};  // to read a request and write its answer
         // Open at once. At the cap the server closes the connection that has waited longest
