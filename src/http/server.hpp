@@ -8,7 +8,7 @@
 // authentication, a body limit of the route's) before its body is read. The handler gets
 // every admitted well-formed request; routing is its business.
 //
-// At most `max_connections` connections are open at once (see Options).
+// At most `limits.max_connections` connections are open at once (see Options).
 //
 // stop(): no new connections, idle keep-alive connections close, requests in flight are
 // answered (with `Connection: close`). Not in scope: TLS (put a proxy in front), HTTP/2.
@@ -20,6 +20,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
+#include "core/client_limits.hpp"
 #include "core/io_pool.hpp"
 #include "core/result.hpp"
 #include "http/message.hpp"
@@ -36,10 +37,19 @@ class Server {
         Admit admit;
         std::chrono::seconds idle_timeout{60};     // between requests on a keep-alive connection
         std::chrono::seconds request_timeout{30};  // to read a request and write its answer
-        // Open at once. At the cap the server closes the connection that has waited longest
-        // for its next request, or, when every one is in the middle of a request, accepts
-        // no more until one ends (the kernel's listen queue holds the newcomers meanwhile).
-        std::size_t max_connections = 10000;
+        // Between requests once the listener is three quarters full.
+        std::chrono::seconds busy_idle_timeout{5};
+        // Open at once (limits.max_connections): at the cap the server closes the connection
+        // that has waited longest for its next request — one of the busiest client's when it
+        // has one waiting — or, when every one is in the middle of a request, accepts no more
+        // until one ends (the kernel's listen queue holds the newcomers meanwhile). Per
+        // client (core/client_limits.hpp), a connection over a bound is answered 429
+        // RATE_LIMITED and closed.
+        core::ClientLimitOptions limits{.max_connections = 10000,
+                                        .max_connections_per_client = 256};
+        // Connections from limits.trusted must begin with a PROXY protocol header (v1 or
+        // v2), whose client address then counts and becomes Request::remote_ip.
+        bool proxy_protocol = false;
     };
 
     Server(core::IoPool& pool, Options options, Handler handler);
