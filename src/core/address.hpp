@@ -21,12 +21,12 @@
 //    addresses: judged as that IPv4 address. A public one is allowed, because an IPv6-only
 //    host behind DNS64 reaches every IPv4-only receiver through this prefix.
 //  - Every other form is refused as a whole, whatever IPv4 address it carries:
-//    IPv4-compatible ::/96 (deprecated, RFC 4291 §2.5.5.1; Linux's sit0 tunnels it to the
-//    IPv4 address), IPv4-translated ::ffff:0:0:0/96 (RFC 2765), 6to4 2002::/16 (RFC 3056,
-//    deprecated relays, RFC 7526) and Teredo 2001::/32 (RFC 4380): a relay or tunnel
-//    decides where they go, possibly inside the operator's network, and no receiver
-//    needs them; the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) is the operator's
-//    own translator, with an embedding its configuration chooses.
+//    IPv4-compatible ::/96 (deprecated, RFC 4291 §2.5.5.1; an automatic tunnel, such as
+//    Linux's sit0, sends it to the IPv4 address), IPv4-translated ::ffff:0:0:0/96 (RFC 2765), 6to4
+//    2002::/16 (RFC 3056, deprecated relays, RFC 7526) and Teredo 2001::/32 (RFC 4380): a relay or
+//    tunnel decides where they go, possibly inside the operator's network, and no receiver needs
+//    them; the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) is the operator's own translator,
+//    with an embedding its configuration chooses.
 // So for every IPv6 address that embeds an IPv4 address X: private(X) implies private(v6).
 //
 // Host strings (is_private_host, parse_ip_literal) are read as curl and the system
