@@ -134,10 +134,9 @@ asio::awaitable<std::variant<std::string, http::Response>> V1::Impl::authenticat
     const http::Request& req) {
     auto header = req.header("authorization");
     if (!header) co_return unauthorized("missing Authorization header (Bearer <API key>)");
-    auto value = trim(*header);
-    if (value.size() < 7 || !core::ascii_iequals(value.substr(0, 7), "Bearer "))
-        co_return unauthorized("Authorization must be: Bearer <API key>");
-    const auto key = trim(value.substr(7));
+    const auto token = bearer_token(*header);
+    if (!token) co_return unauthorized("Authorization must be: Bearer <API key>");
+    const auto key = *token;
     if (!looks_like_api_key(key)) co_return unauthorized("invalid API key");
     const auto hash = hash_of_key(key);
     auto found = co_await deps.accounts.find_api_key(hash);

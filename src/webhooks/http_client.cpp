@@ -40,7 +40,7 @@ struct Transfer {
     HttpRequest request;
     std::function<void(HttpResult)> done;
     bool allow_private = false;
-    std::string refused;  // the private address that was not connected to
+    std::string refused;  // the special-purpose address not connected to, and its range
     std::size_t answer_bytes = 0;
     char error[CURL_ERROR_SIZE] = {};
     std::chrono::steady_clock::time_point started;
@@ -75,8 +75,8 @@ curl_socket_t open_socket(void* user, curlsocktype purpose, curl_sockaddr* a) {
             t->refused = "an address of an unknown family";
             return CURL_SOCKET_BAD;
         }
-        if (core::is_private_address(ip)) {
-            t->refused = ip.to_string();
+        if (const auto why = core::special_purpose(ip); !why.empty()) {
+            t->refused = ip.to_string() + " is " + std::string(why);
             return CURL_SOCKET_BAD;
         }
     }
@@ -172,8 +172,8 @@ void HttpClient::Impl::finish(CURL* easy, CURLcode code) {
         r.status = static_cast<int>(status);
     } else if (!t->refused.empty()) {
         r.error = "refused: " + t->refused +
-                  " is a private, loopback or link-local address "
-                  "(webhooks.allow_private_targets is false)";
+                  "; private, loopback, link-local and other special-purpose targets are not "
+                  "connected to (webhooks.allow_private_targets is false)";
     } else {
         r.error = t->error[0] ? t->error : curl_easy_strerror(code);
     }
