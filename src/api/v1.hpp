@@ -12,6 +12,7 @@
 #include <chrono>
 #include <string>
 
+#include "api/auth_throttle.hpp"
 #include "api/rate_limiter.hpp"
 #include "core/clock.hpp"
 #include "dns/resolver.hpp"
@@ -60,6 +61,7 @@ struct Deps {
     bool allow_private_webhooks = false;               // webhooks.allow_private_targets
     RateLimiter& rate_limiter;
     std::size_t send_body_limit = 37'049'688;  // POST /v1/emails (Config::http_body_limit)
+    AuthThrottle* auth_throttle = nullptr;     // SMTP AUTH failures; none: not throttled
 };
 
 class V1 {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "api/auth_throttle.hpp"
 #include "api/domains.hpp"
 #include "api/smtp_doors.hpp"
 #include "api/v1.hpp"
@@ -234,6 +235,9 @@ int serve(const Config& config) {
     } else {
         rate_limiter = std::make_unique<api::LocalRateLimiter>(config.limits.send_rate_per_minute);
     }
+    // Failed SMTP AUTH, per client, on this node (each node of several counts its own).
+    api::AuthThrottle auth_throttle({.max_failures = config.smtp.auth_max_failures,
+                                     .window = std::chrono::seconds(config.smtp.auth_lockout_s)});
     api::Deps deps{.accounts = stores,
                    .logs = stores,
                    .domains = stores,
@@ -254,7 +258,8 @@ int serve(const Config& config) {
                    .tracking_secret = *tracking_key,
                    .allow_private_webhooks = config.webhooks.allow_private_targets,
                    .rate_limiter = *rate_limiter,
-                   .send_body_limit = config.http_body_limit()};
+                   .send_body_limit = config.http_body_limit(),
+                   .auth_throttle = &auth_throttle};
     api::V1 v1(deps);
 
     delivery::Options dopts{

@@ -1,7 +1,9 @@
 """Hostile clients (issue 27): refusals before the body is read, per-route body limits,
 bounds on the work a JSON body may cost, and other clients served while an attack runs."""
+import base64
 import resource
 import select
+import smtplib
 import socket
 import threading
 import time
@@ -292,3 +294,40 @@ def test_a_proxy_header_names_the_client(posthorn_factory):
         assert s.recv(4096).startswith(b"HTTP/1.1 400")
     for s in (s1, s2, s3):
         s.close()
+
+
+def auth_plain(port, source, key):
+    """One AUTH PLAIN with `key` as user and password from `source`: (code, seconds taken)."""
+    with smtplib.SMTP("127.0.0.1", port, timeout=20, source_address=(source, 0)) as s:
+        s.ehlo("client.test")
+        token = base64.b64encode(f"\0{key}\0{key}".encode()).decode()
+        t = time.monotonic()
+        code, _ = s.docmd("AUTH", "PLAIN " + token)
+        return code, time.monotonic() - t
+
+
+def test_failed_smtp_logins_are_slowed_then_locked_out(posthorn_factory):
+    ph = posthorn_factory(env={"POSTHORN_SMTP_ALLOW_AUTH_WITHOUT_TLS": "true",
+                               "POSTHORN_SMTP_AUTH_MAX_FAILURES": "4"}).start()
+    key = ph.account_with_key("acme")
+    wrong = "ph_" + "Z" * 32
+    port = ph.submission_port
+    # Two failures are answered at once; from the third, each waits longer.
+    for _ in range(2):
+        code, took = auth_plain(port, "127.0.4.1", wrong)
+        assert code == 535 and took < 0.4, (code, took)
+    code, took = auth_plain(port, "127.0.4.1", "not-a-key")
+    assert code == 535 and took >= 0.45, (code, took)
+    code, took = auth_plain(port, "127.0.4.1", wrong)
+    assert code == 535 and took >= 0.95, (code, took)
+    # Four failures: the address is locked out, even with the right key.
+    code, _ = auth_plain(port, "127.0.4.1", key)
+    assert code == 454, code
+    # Another address with the right key is let in at once.
+    code, took = auth_plain(port, "127.0.4.2", key)
+    assert code == 235 and took < 0.4, (code, took)
+    # Each failure has a log line with the address, and no key in it.
+    lines = [ln for ln in ph.output().splitlines() if "failed AUTH from 127.0.4.1" in ln]
+    assert len(lines) == 4, lines
+    assert "locked out" in lines[-1]
+    assert wrong not in ph.output() and key not in ph.output()
