@@ -112,10 +112,13 @@ TEST(JsonBody, TheValueIsMadeWithTheTargetsStorage) {
 }
 
 TEST(JsonLimits, CountsValuesKeysAndDepthOutsideStrings) {
-    const detail::JsonLimits limits{.max_values = 3, .max_keys = 2, .max_depth = 2};
+    // "[1,2,3]" counts 4 (the array and its three values), "[[],[]]" 4 as well.
+    const detail::JsonLimits limits{.max_values = 4, .max_keys = 2, .max_depth = 2};
     EXPECT_EQ(detail::exceeds_json_limits("[1,2,3]", limits), std::nullopt);
     EXPECT_EQ(detail::exceeds_json_limits("[1,2,3,4]", limits),
-              "the body has more than 3 JSON values");
+              "the body has more than 4 JSON values");
+    EXPECT_EQ(detail::exceeds_json_limits("[[],[],[]]", limits),
+              "the body has more than 4 JSON values");
     EXPECT_EQ(detail::exceeds_json_limits(R"({"a":1,"b":2})", limits), std::nullopt);
     EXPECT_EQ(detail::exceeds_json_limits(R"({"a":1,"b":2,"c":3})", limits),
               "an object in the body has more than 2 keys");
@@ -129,10 +132,10 @@ TEST(JsonLimits, CountsValuesKeysAndDepthOutsideStrings) {
 }
 
 TEST(JsonLimits, StringsAreSkippedWhateverTheirEscapes) {
-    const detail::JsonLimits limits{.max_values = 1, .max_keys = 1, .max_depth = 1};
+    const detail::JsonLimits limits{.max_values = 2, .max_keys = 1, .max_depth = 1};
     // Separators and brackets inside strings count for nothing, also after an escaped quote.
     EXPECT_EQ(detail::exceeds_json_limits(R"(["a,b:[[{", "x"])", limits),
-              "the body has more than 1 JSON values");
+              "the body has more than 2 JSON values");
     EXPECT_EQ(detail::exceeds_json_limits(R"(["a\",[[,,]]"])", limits), std::nullopt);
     // An even run of backslashes does not escape the quote: what follows is structure.
     EXPECT_EQ(detail::exceeds_json_limits(R"(["a\\" [] ])", limits),

@@ -100,15 +100,15 @@ std::optional<std::string> exceeds_json_limits(std::string_view text, const Json
                     return "the body nests arrays and objects more than " +
                            std::to_string(limits.max_depth) + " deep";
                 keys.push_back(0);
-                break;
-            case ']':
-            case '}':
-                if (!keys.empty()) keys.pop_back();
-                break;
+                [[fallthrough]];  // a container may hold one value more than its commas
             case ',':
                 if (++values > limits.max_values)
                     return "the body has more than " + std::to_string(limits.max_values) +
                            " JSON values";
+                break;
+            case ']':
+            case '}':
+                if (!keys.empty()) keys.pop_back();
                 break;
             case ':':
                 if (!keys.empty() && ++keys.back() > limits.max_keys)

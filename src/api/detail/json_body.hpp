@@ -21,9 +21,10 @@ struct JsonLimits {
 };
 
 // Why `text` exceeds `limits` ("the body has more than 100000 JSON values"), found by one
-// pass over its bytes without building anything (a count of the separators outside
-// strings: an upper bound on the values); nullopt when it is within them. Says nothing of
-// whether it is valid JSON.
+// pass over its bytes without building anything: outside strings, one plus the commas and
+// the opening brackets is an upper bound on the values, the colons of an object are its
+// keys, and the open brackets the depth. nullopt when it is within them. Says nothing of
+// whether it is valid JSON (fuzzed against Boost.JSON: tests/fuzz/json_limits_fuzz.cpp).
 std::optional<std::string> exceeds_json_limits(std::string_view text, const JsonLimits& limits);
 
 // Parses `text` into `out` (whose storage the document is made with), with exactly the
