@@ -46,7 +46,7 @@ ProxyHeader parse_v1(std::string_view bytes) {
         return need(bytes.size() + 1);
     }
     const auto line = bytes.substr(0, crlf);
-    const ProxyHeader done{.status = Status::complete, .length = crlf + 2};
+    ProxyHeader done{.status = Status::complete, .length = crlf + 2};
     std::vector<std::string_view> words;
     std::size_t at = 0;
     while (at <= line.size()) {
