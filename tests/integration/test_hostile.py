@@ -10,8 +10,13 @@ import time
 
 import pytest
 
+from support import store
 from support.posthorn import wait_for
 from test_http_frame import error_of
+
+# The listeners and the request framing, above the store: what is tested here does not
+# depend on the back end, and one run (on SQLite) keeps CI's time for the rest.
+pytestmark = pytest.mark.skipif(store.on_pg(), reason="the network layer; one run is enough")
 
 
 def rss_peak_kb(ph) -> int:
