@@ -40,7 +40,9 @@ domain::TlsOutcome session_tls(const HostTls& tls, const smtp::Client& client, b
         out.version = peer.version;
         out.verified = tls.check && peer.verified;
         if (tls.check && !peer.verified) out.failure = "certificate: " + peer.failure;
-    } else if (tls.mode != smtp::TlsMode::off) {
+    } else if (tls.check) {
+        // Only a policy that checks says so (MTA-STS testing); plain text is no failure of
+        // opportunistic TLS, and `version` null says it anyway.
         out.failure = "the server does not offer STARTTLS";
     }
     if (!tls.report.empty()) out.failure += (out.failure.empty() ? "" : "; ") + tls.report;
