@@ -111,5 +111,36 @@ TEST(JsonBody, TheValueIsMadeWithTheTargetsStorage) {
     EXPECT_EQ(v.at("a").at(1).storage().get(), &mr);
 }
 
+TEST(JsonLimits, CountsValuesKeysAndDepthOutsideStrings) {
+    const detail::JsonLimits limits{.max_values = 3, .max_keys = 2, .max_depth = 2};
+    EXPECT_EQ(detail::exceeds_json_limits("[1,2,3]", limits), std::nullopt);
+    EXPECT_EQ(detail::exceeds_json_limits("[1,2,3,4]", limits),
+              "the body has more than 3 JSON values");
+    EXPECT_EQ(detail::exceeds_json_limits(R"({"a":1,"b":2})", limits), std::nullopt);
+    EXPECT_EQ(detail::exceeds_json_limits(R"({"a":1,"b":2,"c":3})", limits),
+              "an object in the body has more than 2 keys");
+    // Keys are counted per object: two objects of two keys each are within the bound.
+    EXPECT_EQ(detail::exceeds_json_limits(R"([{"a":1,"b":2},{"a":1,"b":2}])",
+                                          {.max_values = 10, .max_keys = 2, .max_depth = 2}),
+              std::nullopt);
+    EXPECT_EQ(detail::exceeds_json_limits("[[]]", limits), std::nullopt);
+    EXPECT_EQ(detail::exceeds_json_limits("[[[]]]", limits),
+              "the body nests arrays and objects more than 2 deep");
+}
+
+TEST(JsonLimits, StringsAreSkippedWhateverTheirEscapes) {
+    const detail::JsonLimits limits{.max_values = 1, .max_keys = 1, .max_depth = 1};
+    // Separators and brackets inside strings count for nothing, also after an escaped quote.
+    EXPECT_EQ(detail::exceeds_json_limits(R"(["a,b:[[{", "x"])", limits),
+              "the body has more than 1 JSON values");
+    EXPECT_EQ(detail::exceeds_json_limits(R"(["a\",[[,,]]"])", limits), std::nullopt);
+    // An even run of backslashes does not escape the quote: what follows is structure.
+    EXPECT_EQ(detail::exceeds_json_limits(R"(["a\\" [] ])", limits),
+              "the body nests arrays and objects more than 1 deep");
+    // Unterminated, or not JSON at all: no verdict (the parser refuses it).
+    EXPECT_EQ(detail::exceeds_json_limits(R"(["abc)", limits), std::nullopt);
+    EXPECT_EQ(detail::exceeds_json_limits("", limits), std::nullopt);
+}
+
 }  // namespace
 }  // namespace posthorn::api

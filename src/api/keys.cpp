@@ -3,6 +3,7 @@
 #include <array>
 
 #include "core/id.hpp"
+#include "core/text.hpp"
 #include "crypto/hash.hpp"
 
 namespace posthorn::api {
@@ -28,6 +29,23 @@ std::string hash_api_key(std::string_view key) { return crypto::to_hex(crypto::s
 bool looks_like_api_key(std::string_view key) noexcept {
     return key.size() == kPrefix.size() + kChars && key.substr(0, kPrefix.size()) == kPrefix &&
            is_base32(key.substr(kPrefix.size()));
+}
+
+namespace {
+std::string_view trim(std::string_view s) noexcept {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+}  // namespace
+
+std::optional<std::string_view> bearer_token(std::string_view header_value) noexcept {
+    constexpr std::string_view kScheme = "Bearer ";
+    const auto value = trim(header_value);
+    if (value.size() < kScheme.size() ||
+        !core::ascii_iequals(value.substr(0, kScheme.size()), kScheme))
+        return std::nullopt;
+    return trim(value.substr(kScheme.size()));
 }
 
 }  // namespace posthorn::api

@@ -29,5 +29,16 @@ TEST(ApiKeys, ShapeCheckRefusesLookalikes) {
     EXPECT_TRUE(looks_like_api_key("ph_0123456789abcdefghjkmnpqrstvwxyz"));
 }
 
+TEST(ApiKeys, BearerTokenIsReadFromTheAuthorizationValue) {
+    const std::string key = generate_api_key().key;
+    for (const auto& v : {"Bearer " + key, "bearer " + key, "BEARER " + key, " \tBearer " + key,
+                          "Bearer   " + key + " \t", "Bearer \t" + key})
+        EXPECT_EQ(bearer_token(v), key) << v;
+    EXPECT_EQ(bearer_token("Bearer a b"), "a b");  // one token: looks_like_api_key refuses it
+    for (const char* v : {"", "Bearer", "Bearer ", "Bearer  \t ", "Bearer\tph_x",
+                          "Basic dXNlcjpwYXNz", "Bearerph_x", "Token ph_x", "Beare r ph_x"})
+        EXPECT_EQ(bearer_token(v), std::nullopt) << v;
+}
+
 }  // namespace
 }  // namespace posthorn::api

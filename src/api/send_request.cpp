@@ -1,5 +1,6 @@
 #include "api/send_request.hpp"
 
+#include <fmt/format.h>
 #include <boost/json/object.hpp>
 
 #include <algorithm>
@@ -32,6 +33,31 @@ std::size_t utf8_chars(std::string_view s) {
 
 constexpr core::ByteSet kLineBreaks("\r\n");
 bool has_crlf(std::string_view s) { return kLineBreaks.any_in(s); }
+
+// What a header field cannot carry besides CR and LF (RFC 5322 §2.2, §3.2.5: printable
+// characters and white space): the C0 controls but the tab, and DEL. For the message, the
+// first one in `s` ("U+0000 NUL"); empty when there is none.
+std::string control_char_in(std::string_view s) {
+    static constexpr std::array<std::string_view, 32> kC0 = {
+        "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS",  "HT",  "LF",
+        "VT",  "FF",  "CR",  "SO",  "SI",  "DLE", "DC1", "DC2", "DC3", "DC4", "NAK",
+        "SYN", "ETB", "CAN", "EM",  "SUB", "ESC", "FS",  "GS",  "RS",  "US"};
+    for (const unsigned char c : s) {
+        if (c == '\t' || (c >= 0x20 && c != 0x7f)) continue;
+        const auto name = c == 0x7f ? std::string_view("DEL") : kC0[c];
+        return fmt::format("U+{:04X} {}", static_cast<unsigned>(c), name);
+    }
+    return {};
+}
+
+// "<what> must not contain control characters (...)" when `s` holds one (after the
+// line-break check, which has its own message); empty otherwise.
+std::string control_char_error(std::string_view what, std::string_view s) {
+    const auto found = control_char_in(s);
+    if (found.empty()) return {};
+    return std::string(what) + " must not contain control characters (it holds " + found +
+           "; of U+0000-U+001F and U+007F only the tab is allowed)";
+}
 
 // Headers the service writes itself; a user-supplied one would clash or forge.
 bool owned_header(std::string_view name) {
@@ -192,9 +218,7 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
     if (utf8_chars(m.subject) > kMaxSubjectChars)
         return validation("subject is longer than 255 characters");
     if (has_crlf(m.subject)) return validation("subject must not contain line breaks");
-    for (unsigned char c : m.subject)
-        if ((c < 0x20 && c != '\t') || c == 0x7f)
-            return validation("subject must not contain control characters");
+    if (auto e = control_char_error("subject", m.subject); !e.empty()) return validation(e);
     std::string error;
     m.html = optional_string(o, "html", error);
     if (!error.empty()) return validation(error);
@@ -214,17 +238,22 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
         if (!h->is_object()) return validation("headers must be an object of strings");
         for (const auto& [name, value] : h->as_object()) {
             if (!valid_header_name(name))
-                return validation("headers: '" + std::string(name) + "' is not a header name");
+                return validation("headers: '" + std::string(name) +
+                                  "' is not a header name (1 to 76 printable ASCII characters, "
+                                  "no space, no control character, no ':')");
             if (owned_header(name))
                 return validation("headers: " + std::string(name) +
                                   " is set by the service and cannot be given");
             if (!value.is_string())
                 return validation("headers: the value of " + std::string(name) +
                                   " must be a string");
-            if (value.as_string().find_first_of(std::string_view("\r\n\0", 3)) !=
-                json::string::npos)
+            const std::string_view text = value.as_string();
+            if (has_crlf(text))
                 return validation("headers: the value of " + std::string(name) +
                                   " must not contain line breaks");
+            if (auto e = control_char_error("headers: the value of " + std::string(name), text);
+                !e.empty())
+                return validation(e);
             if (has_unfoldable_word(value.as_string()))
                 return validation("headers: the value of " + std::string(name) + " has more than " +
                                   std::to_string(kMaxHeaderWord) +
@@ -262,8 +291,10 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
             att.content_type = ctype.value_or("");
             att.content_id = cid.value_or("");
             for (const auto* s : {&att.filename, &att.content_type, &att.content_id})
-                if (s->find_first_of(std::string_view("\r\n\0\"", 4)) != std::string::npos)
+                if (s->find_first_of("\r\n\"") != std::string::npos)
                     return validation(where + ": names must not contain line breaks or quotes");
+            if (auto e = control_char_error(where + ".filename", att.filename); !e.empty())
+                return validation(e);
             if (!att.content_type.empty() && !valid_media_type(att.content_type))
                 return validation(where + ".content_type must be a MIME type such as image/png");
             if (att.filename.size() > kMaxFilenameBytes)

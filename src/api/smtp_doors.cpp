@@ -9,6 +9,7 @@
 #include "api/keys.hpp"
 #include "api/queue_email.hpp"
 #include "core/blocking.hpp"
+#include "core/client_limits.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
 #include "core/text.hpp"
@@ -51,18 +52,34 @@ std::vector<mail::Mailbox> mailboxes(const std::vector<mail::ParsedAddress>& lis
 
 // ---- submission ----
 
+// The client an address string counts for in the AUTH throttle.
+std::string client_of(const std::string& ip) {
+    error_code ec;
+    const auto a = asio::ip::make_address(ip, ec);
+    return ec ? ip : core::client_of(a);
+}
+
 class Submission final : public smtp::SessionHandler {
   public:
-    Submission(const Deps& d, std::string ip) : deps_(d), ip_(std::move(ip)) {}
+    Submission(const Deps& d, std::string ip)
+        : deps_(d), ip_(std::move(ip)), client_(client_of(ip_)) {}
 
     asio::awaitable<Reply> on_auth(std::string, std::string user, std::string password) override {
+        auto* throttle = deps_.auth_throttle;
+        if (throttle && throttle->locked(client_, AuthThrottle::Clock::now()))
+            co_return reply(454,
+                            "4.7.0 Too many failed authentications from your address, "
+                            "try again later");
         // INTERFACE: both the SMTP user name and the password are the API key.
-        if (user != password || !looks_like_api_key(user))
-            co_return reply(535, "5.7.8 Authentication credentials invalid");
+        if (user != password || !looks_like_api_key(user)) co_return co_await failed(user);
         auto hash = hash_api_key(user);
         auto key = co_await deps_.accounts.find_api_key(hash);
+        if (!key && key.error() != store::errc::not_found) {
+            log::error("smtp submission: api key lookup: {}", key.error().message());
+            co_return reply(454, "4.7.0 Temporary authentication failure");  // not counted
+        }
         if (!key || !crypto::equal_ct(key->hash, hash) || key->revoked_at)
-            co_return reply(535, "5.7.8 Authentication credentials invalid");
+            co_return co_await failed(user);
         account_ = key->account_id;
         key_hash_ = std::move(hash);
         co_return reply(235, "2.7.0 Authentication successful");
@@ -178,6 +195,31 @@ class Submission final : public smtp::SessionHandler {
     }
 
   private:
+    // A failed AUTH: counted, logged with the client's address (and the key's displayable
+    // prefix when it has the shape of a key, never more of it), answered late once the
+    // client or the prefix has failed more than twice.
+    asio::awaitable<Reply> failed(const std::string& user) {
+        const std::string prefix = looks_like_api_key(user) ? user.substr(0, 11) : "";
+        auto* throttle = deps_.auth_throttle;
+        std::chrono::milliseconds delay{0};
+        if (throttle) {
+            const auto now = AuthThrottle::Clock::now();
+            delay = throttle->failed(client_, prefix, now);
+            const int n = throttle->failures(client_, now);
+            log::warn("smtp submission: failed AUTH from {}{}: {} in the last {} s{}", ip_,
+                      prefix.empty() ? "" : " with key " + prefix + "...", n,
+                      throttle->options().window.count(),
+                      n >= throttle->options().max_failures ? ", locked out" : "");
+        } else {
+            log::warn("smtp submission: failed AUTH from {}", ip_);
+        }
+        if (delay.count() > 0) {
+            asio::steady_timer wait(co_await asio::this_coro::executor, delay);
+            co_await wait.async_wait(use_nothrow_awaitable);
+        }
+        co_return reply(535, "5.7.8 Authentication credentials invalid");
+    }
+
     // The key is checked again at every MAIL FROM: one revoked meanwhile stops the session's
     // sending at its next transaction, as the next HTTP request would be refused.
     asio::awaitable<std::optional<Reply>> check_key() {
@@ -214,6 +256,7 @@ class Submission final : public smtp::SessionHandler {
 
     const Deps& deps_;
     std::string ip_;
+    std::string client_;  // core::client_of(ip_)
     std::string account_;
     std::string key_hash_;
     std::size_t rcpts_ = 0;

@@ -14,6 +14,7 @@
 #include "api/logs.hpp"
 #include "api/tracking.hpp"
 #include "api/webhooks.hpp"
+#include "core/blocking.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
 #include "core/text.hpp"
@@ -63,6 +64,13 @@ thread_local std::unordered_map<std::string, std::string, ViewHash, std::equal_t
     key_hashes.try_emplace(std::string(key), hash);
 }
 
+// Bodies larger than this are parsed on the blocking pool.
+constexpr std::size_t kParseOnPool = 1024 * 1024;
+// The body limit of every route but the sends': their bodies are a few fields each.
+constexpr std::size_t kSmallBodyLimit = 64 * 1024;
+
+bool is_v1(std::string_view path) { return path == "/v1" || path.starts_with("/v1/"); }
+
 http::Response unauthorized(std::string_view why) {
     auto res = http::error_response(401, "UNAUTHORIZED", why);
     res.headers.emplace_back("WWW-Authenticate", "Bearer");
@@ -79,7 +87,7 @@ struct V1::Impl {
         add("GET", "/v1/domains/{identifier}", &get_domain);
         add("PATCH", "/v1/domains/{identifier}", &update_domain);
         add("POST", "/v1/domains/{identifier}/verify", &verify_domain);
-        add("POST", "/v1/emails", &send_email);
+        add("POST", "/v1/emails", &send_email, deps.send_body_limit);
         add("GET", "/v1/emails/envelope", &list_envelopes);
         add("GET", "/v1/emails/inbound", &list_inbound);
         add("GET", "/v1/emails/inbound/{id}", &get_inbound);
@@ -94,10 +102,18 @@ struct V1::Impl {
         add("GET", "/v1/webhooks/{id}/deliveries", &list_webhook_deliveries);
     }
 
-    void add(std::string method, std::string_view pattern, RouteFn fn) {
+    void add(std::string method, std::string_view pattern, RouteFn fn,
+             std::size_t body_limit = kSmallBodyLimit) {
         const auto id = router.add(std::move(method), pattern);
         if (routes.size() <= id) routes.resize(id + 1);
-        routes[id] = fn;
+        routes[id] = Route{fn, body_limit};
+    }
+
+    // The largest body the route of `req` takes (a path that is no route: the small one,
+    // and the handler answers 404 or 405 without reading it).
+    std::size_t body_limit(const http::Request& req) const {
+        auto m = router.match(req.method, req.path);
+        return m.route ? routes[*m.route].body_limit : kSmallBodyLimit;
     }
 
     // Answers the account id of a valid, unrevoked key, or the 401 to send.
@@ -105,19 +121,22 @@ struct V1::Impl {
         const http::Request& req);
     asio::awaitable<http::Response> dispatch(http::Request req, std::string account_id);
 
+    struct Route {
+        RouteFn fn = nullptr;
+        std::size_t body_limit = kSmallBodyLimit;
+    };
     Deps deps;
     http::Router router;
-    std::vector<RouteFn> routes;
+    std::vector<Route> routes;
 };
 
 asio::awaitable<std::variant<std::string, http::Response>> V1::Impl::authenticate(
     const http::Request& req) {
     auto header = req.header("authorization");
     if (!header) co_return unauthorized("missing Authorization header (Bearer <API key>)");
-    auto value = trim(*header);
-    if (value.size() < 7 || !core::ascii_iequals(value.substr(0, 7), "Bearer "))
-        co_return unauthorized("Authorization must be: Bearer <API key>");
-    const auto key = trim(value.substr(7));
+    const auto token = bearer_token(*header);
+    if (!token) co_return unauthorized("Authorization must be: Bearer <API key>");
+    const auto key = *token;
     if (!looks_like_api_key(key)) co_return unauthorized("invalid API key");
     const auto hash = hash_of_key(key);
     auto found = co_await deps.accounts.find_api_key(hash);
@@ -152,8 +171,24 @@ asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, std::strin
         if (!ct || !is_json_media_type(*ct))
             co_return http::error_response(
                 400, "INVALID_JSON", "request body must be JSON (Content-Type: application/json)");
+        // An email may name max_recipients addresses; anything else in a body is a few
+        // hundred values at most.
+        const detail::JsonLimits limits{
+            .max_values = 100'000 + static_cast<std::size_t>(deps.sending.max_recipients)};
+        std::optional<std::string> too_complex;
         error_code ec;
-        detail::parse_json_body(req.body, body, ec);
+        auto parse = [&] {
+            too_complex = detail::exceeds_json_limits(req.body, limits);
+            if (!too_complex) detail::parse_json_body(req.body, body, ec);
+            return true;
+        };
+        // A large body (attachments) is scanned and parsed off the network thread, so that
+        // no other request on it waits for this one (tens of milliseconds at 25 MB).
+        if (req.body.size() > kParseOnPool)
+            co_await core::run_blocking(deps.blocking, parse);
+        else
+            parse();
+        if (too_complex) co_return detail::validation_error(*too_complex);
         if (ec)
             co_return http::error_response(400, "INVALID_JSON",
                                            "request body is not valid JSON: " + ec.message());
@@ -173,11 +208,22 @@ asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, std::strin
                 .params = std::move(m.params),
                 .body = std::move(body),
                 .deps = deps};
-    co_return co_await routes[*m.route](std::move(ctx));
+    co_return co_await routes[*m.route].fn(std::move(ctx));
 }
 
 V1::V1(Deps deps) : impl_(std::make_shared<Impl>(std::move(deps))) {}
 V1::~V1() = default;
+
+asio::awaitable<http::Admission> V1::admit(http::Request& req) {
+    http::Admission admission{.body_limit = impl_->body_limit(req)};
+    if (!is_v1(req.path)) co_return admission;
+    auto auth = co_await impl_->authenticate(req);
+    if (auto* res = std::get_if<http::Response>(&auth))
+        admission.refusal = std::move(*res);
+    else
+        req.principal = std::get<std::string>(std::move(auth));
+    co_return admission;
+}
 
 asio::awaitable<http::Response> V1::handle(http::Request req) {
     const auto started = std::chrono::steady_clock::now();
@@ -196,12 +242,15 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
     }
     if (req.method == "GET" && (req.path.rfind("/t/o/", 0) == 0 || req.path.rfind("/t/c/", 0) == 0))
         co_return co_await handle_tracking(impl_->deps, std::move(req));
-    if (req.path != "/v1" && req.path.rfind("/v1/", 0) != 0)
-        co_return detail::not_found("no route for " + req.path);
+    if (!is_v1(req.path)) co_return detail::not_found("no route for " + req.path);
 
-    auto auth = co_await impl_->authenticate(req);
-    if (auto* res = std::get_if<http::Response>(&auth)) co_return std::move(*res);
-    auto account_id = std::get<std::string>(std::move(auth));
+    // Admitted by the server (admit()), or called directly: then the key is checked here.
+    auto account_id = std::move(req.principal);
+    if (account_id.empty()) {
+        auto auth = co_await impl_->authenticate(req);
+        if (auto* res = std::get_if<http::Response>(&auth)) co_return std::move(*res);
+        account_id = std::get<std::string>(std::move(auth));
+    }
 
     store::LogEntry entry{.account_id = account_id,
                           .method = req.method,

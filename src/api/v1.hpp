@@ -1,8 +1,9 @@
 // api/v1.hpp — the REST front door: authentication, the request log, body checks and the
 // /v1 routes (one file per resource: logs.cpp, …). Mounted on http::Server as its handler.
 //
-// Order of checks for /v1: Bearer key (401, not logged) → JSON body (400 INVALID_JSON) →
-// route (404, 405 with Allow) → handler. Every authenticated request is logged after its
+// Order of checks for /v1: Bearer key (401, not logged) and the route's body limit (413),
+// both before the body is read → JSON body (400 INVALID_JSON) → route (404, 405 with
+// Allow) → handler. Every authenticated request is logged after its
 // answer is made, off the response path. `GET /healthz` needs no key. Thread-safe.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <string>
 
+#include "api/auth_throttle.hpp"
 #include "api/rate_limiter.hpp"
 #include "core/clock.hpp"
 #include "dns/resolver.hpp"
@@ -58,12 +60,18 @@ struct Deps {
     std::string tracking_secret;                       // signs tracking tokens
     bool allow_private_webhooks = false;               // webhooks.allow_private_targets
     RateLimiter& rate_limiter;
+    std::size_t send_body_limit = 37'049'688;  // POST /v1/emails (Config::http_body_limit)
+    AuthThrottle* auth_throttle = nullptr;     // SMTP AUTH failures; none: not throttled
 };
 
 class V1 {
   public:
     explicit V1(Deps deps);
     ~V1();
+    // The server's admission check (http::Admit): the key of a /v1 request, before its
+    // body is read (the account goes to handle() in req.principal), and the route's body
+    // limit: Deps::send_body_limit for POST /v1/emails, 64 KiB for every other route.
+    asio::awaitable<http::Admission> admit(http::Request& req);
     asio::awaitable<http::Response> handle(http::Request req);
 
   private:

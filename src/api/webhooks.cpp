@@ -2,14 +2,12 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-#include <boost/url/parse.hpp>
 
 #include <algorithm>
 #include <optional>
 
-#include "core/address.hpp"
+#include "api/webhook_url.hpp"
 #include "core/id.hpp"
-#include "core/text.hpp"
 #include "crypto/keys.hpp"
 #include "domain/vocabulary.hpp"
 
@@ -20,7 +18,6 @@ using detail::Context;
 
 namespace {
 
-constexpr std::size_t kMaxUrl = 2048;
 constexpr std::size_t kSecretBytes = 24;  // Standard Webhooks: 24 to 64 bytes
 
 json::object to_json(const store::Webhook& w) {
@@ -36,21 +33,11 @@ json::object to_json(const store::Webhook& w) {
 // The url, or the message of the 400.
 std::variant<std::string, std::string> parse_url(const json::value& v, bool allow_private) {
     using Err = std::variant<std::string, std::string>;
-    auto err = [](std::string m) { return Err(std::in_place_index<1>, std::move(m)); };
-    if (!v.is_string()) return err("url must be a string");
-    const std::string url(v.as_string());
-    if (url.size() > kMaxUrl)
-        return err("url is longer than " + std::to_string(kMaxUrl) + " characters");
-    auto u = boost::urls::parse_absolute_uri(url);
-    if (!u) return err("url is not an absolute URL");
-    const auto scheme = core::ascii_lower(u->scheme());
-    if (scheme != "http" && scheme != "https") return err("url must be http or https");
-    if (!u->has_authority() || u->host_address().empty()) return err("url has no host");
-    if (!allow_private && core::is_private_host(u->host_address()))
-        return err(
-            "url: private, loopback and link-local targets are refused "
-            "(webhooks.allow_private_targets is false)");
-    return Err(std::in_place_index<0>, url);
+    if (!v.is_string()) return Err(std::in_place_index<1>, "url must be a string");
+    std::string url(v.as_string());
+    if (auto msg = webhook_url_error(url, allow_private))
+        return Err(std::in_place_index<1>, std::move(*msg));
+    return Err(std::in_place_index<0>, std::move(url));
 }
 
 // The events, deduplicated in their order, or the message of the 400.

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <variant>
 
+#include "core/client_limits.hpp"
 #include "core/log.hpp"
 
 namespace posthorn::app {
@@ -165,9 +166,33 @@ const Spec kSpecs[] = {
      }},
     {"http", "listen", Kind::string,
      [](Config& c, const std::string& k, const Value& v) { c.http.listen = listen_address(k, v); }},
+    {"server", "trusted_networks", Kind::string_list,
+     [](Config& c, const std::string& k, const Value& v) {
+         const auto& nets = std::get<std::vector<std::string>>(v);
+         for (const auto& n : nets)
+             if (!core::parse_network(n))
+                 fail(k, "'" + n + "' is not a network (10.0.0.0/8, 2001:db8::/32) or an address");
+         c.server.trusted_networks = nets;
+     }},
     {"http", "max_connections", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
          c.http.max_connections = int_in(k, v, 1, 1000000);
+     }},
+    {"http", "max_connections_per_client", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.http.max_connections_per_client = int_in(k, v, 0, 1000000);
+     }},
+    {"http", "connection_rate_per_client", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.http.connection_rate_per_client = int_in(k, v, 0, 100'000'000);
+     }},
+    {"http", "busy_idle_timeout_s", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.http.busy_idle_timeout_s = int_in(k, v, 1, 3600);
+     }},
+    {"http", "proxy_protocol", Kind::boolean,
+     [](Config& c, const std::string&, const Value& v) {
+         c.http.proxy_protocol = std::get<bool>(v);
      }},
     {"smtp", "submission_listen", Kind::string,
      [](Config& c, const std::string& k, const Value& v) {
@@ -186,6 +211,38 @@ const Spec kSpecs[] = {
     {"smtp", "allow_auth_without_tls", Kind::boolean,
      [](Config& c, const std::string&, const Value& v) {
          c.smtp.allow_auth_without_tls = std::get<bool>(v);
+     }},
+    {"smtp", "max_connections", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.smtp.max_connections = int_in(k, v, 1, 1000000);
+     }},
+    {"smtp", "max_connections_per_client", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.smtp.max_connections_per_client = int_in(k, v, 0, 1000000);
+     }},
+    {"smtp", "connection_rate_per_client", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.smtp.connection_rate_per_client = int_in(k, v, 0, 100'000'000);
+     }},
+    {"smtp", "busy_idle_timeout_s", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.smtp.busy_idle_timeout_s = int_in(k, v, 1, 3600);
+     }},
+    {"smtp", "submission_proxy_protocol", Kind::boolean,
+     [](Config& c, const std::string&, const Value& v) {
+         c.smtp.submission_proxy_protocol = std::get<bool>(v);
+     }},
+    {"smtp", "inbound_proxy_protocol", Kind::boolean,
+     [](Config& c, const std::string&, const Value& v) {
+         c.smtp.inbound_proxy_protocol = std::get<bool>(v);
+     }},
+    {"smtp", "auth_max_failures", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.smtp.auth_max_failures = int_in(k, v, 1, 1000000);
+     }},
+    {"smtp", "auth_lockout_s", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.smtp.auth_lockout_s = int_in(k, v, 1, 86400);
      }},
     {"database", "url", Kind::string,
      [](Config& c, const std::string& k, const Value& v) {
@@ -279,9 +336,8 @@ const Spec kSpecs[] = {
          c.delivery.max_connections_per_domain = int_in(k, v, 1, 1000);
      }},
     {"delivery", "lease_s", Kind::integer,
-     [](Config& c, const std::string& k, const Value& v) {
-         c.delivery.lease_s = int_in(k, v, 10, 86400);
-     }},
+     [](Config& c, const std::string& k,
+        const Value& v) { c.delivery.lease_s = int_in(k, v, 10, 86400); }},
     {"limits", "send_rate_per_minute", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
          c.limits.send_rate_per_minute = int_in(k, v, 1, 100'000'000);
@@ -295,9 +351,8 @@ const Spec kSpecs[] = {
          c.limits.max_attachment_bytes = int_in(k, v, 1, 1'000'000'000);
      }},
     {"retention", "logs_days", Kind::integer,
-     [](Config& c, const std::string& k, const Value& v) {
-         c.retention.logs_days = int_in(k, v, 1, 36500);
-     }},
+     [](Config& c, const std::string& k,
+        const Value& v) { c.retention.logs_days = int_in(k, v, 1, 36500); }},
     {"webhooks", "allow_private_targets", Kind::boolean,
      [](Config& c, const std::string&, const Value& v) {
          c.webhooks.allow_private_targets = std::get<bool>(v);

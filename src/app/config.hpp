@@ -33,10 +33,17 @@ struct Config {
         // The key that seals secrets at rest; several nodes share it. Resolved: never empty
         // after load (<data_dir>/master.key).
         std::string master_key_file;
+        // Exempt from the per-client bounds of every listener; the only peers a listener
+        // with proxy_protocol takes a PROXY header from. Each checked: CIDR or an address.
+        std::vector<std::string> trusted_networks{"127.0.0.0/8", "::1"};
     } server;
     struct {
         HostPort listen{"127.0.0.1", 8080};
-        int max_connections = 10000;  // open at once; at the cap the longest idle one goes
+        int max_connections = 10000;           // open at once; at the cap the longest idle one goes
+        int max_connections_per_client = 256;  // 0: no bound
+        int connection_rate_per_client = 6000;  // a minute; 0: no bound
+        int busy_idle_timeout_s = 5;            // between requests, from 3/4 of the cap
+        bool proxy_protocol = false;
     } http;
     struct {
         HostPort submission_listen{"127.0.0.1", 587};
@@ -45,6 +52,14 @@ struct Config {
         std::string tls_cert;
         std::string tls_key;
         bool allow_auth_without_tls = false;
+        int max_connections = 1000;             // on each listener
+        int max_connections_per_client = 50;    // 0: no bound
+        int connection_rate_per_client = 1200;  // a minute; 0: no bound
+        int busy_idle_timeout_s = 10;           // waiting for a command, from 3/4 of the cap
+        bool submission_proxy_protocol = false;
+        bool inbound_proxy_protocol = false;
+        int auth_max_failures = 10;  // failed AUTH from one client before it is locked out
+        int auth_lockout_s = 600;    // how long, and the window failures are counted in
     } smtp;
     struct {
         std::string url;  // resolved: never empty after load

@@ -11,11 +11,13 @@
 #include <optional>
 #include <thread>
 
+#include "api/auth_throttle.hpp"
 #include "api/domains.hpp"
 #include "api/smtp_doors.hpp"
 #include "api/v1.hpp"
 #include "app/mta_sts_fetcher.hpp"
 #include "app/store_open.hpp"
+#include "core/client_limits.hpp"
 #include "core/clock.hpp"
 #include "core/io_pool.hpp"
 #include "core/log.hpp"
@@ -36,6 +38,9 @@ namespace {
 constexpr auto kShutdownGrace = std::chrono::seconds(30);
 constexpr auto kRetentionEvery = std::chrono::hours(1);
 constexpr std::int64_t kDayMs = 86'400'000;
+
+// Config integers are validated non-negative.
+std::size_t to_size(int n) { return static_cast<std::size_t>(n); }
 
 // A periodic job runs on one node of those that share the store at a time: the one that
 // holds its lease, taken for three of the job's periods and renewed at each run, so that
@@ -231,6 +236,9 @@ int serve(const Config& config) {
     } else {
         rate_limiter = std::make_unique<api::LocalRateLimiter>(config.limits.send_rate_per_minute);
     }
+    // Failed SMTP AUTH, per client, on this node (each node of several counts its own).
+    api::AuthThrottle auth_throttle({.max_failures = config.smtp.auth_max_failures,
+                                     .window = std::chrono::seconds(config.smtp.auth_lockout_s)});
     api::Deps deps{.accounts = stores,
                    .logs = stores,
                    .domains = stores,
@@ -250,7 +258,9 @@ int serve(const Config& config) {
                    .public_url = config.server.public_url,
                    .tracking_secret = *tracking_key,
                    .allow_private_webhooks = config.webhooks.allow_private_targets,
-                   .rate_limiter = *rate_limiter};
+                   .rate_limiter = *rate_limiter,
+                   .send_body_limit = config.http_body_limit(),
+                   .auth_throttle = &auth_throttle};
     api::V1 v1(deps);
 
     // MTA-STS policies come through a client of their own: its own CAs and private-address
@@ -299,11 +309,25 @@ int serve(const Config& config) {
 
     error_code ec;
     const auto address = asio::ip::make_address(config.http.listen.host, ec);
-    http::Server server(pool,
-                        {.listen = {address, config.http.listen.port},
-                         .body_limit = config.http_body_limit(),
-                         .max_connections = static_cast<std::size_t>(config.http.max_connections)},
-                        [&v1](http::Request req) { return v1.handle(std::move(req)); });
+    std::vector<core::Network> trusted;
+    for (const auto& n : config.server.trusted_networks) trusted.push_back(*core::parse_network(n));
+    const core::ClientLimitOptions smtp_limits{
+        .max_connections = to_size(config.smtp.max_connections),
+        .max_connections_per_client = to_size(config.smtp.max_connections_per_client),
+        .connection_rate_per_client = to_size(config.smtp.connection_rate_per_client),
+        .trusted = trusted};
+    http::Server server(
+        pool,
+        {.listen = {address, config.http.listen.port},
+         .body_limit = config.http_body_limit(),
+         .admit = [&v1](http::Request& req) { return v1.admit(req); },
+         .busy_idle_timeout = std::chrono::seconds(config.http.busy_idle_timeout_s),
+         .limits = {.max_connections = to_size(config.http.max_connections),
+                    .max_connections_per_client = to_size(config.http.max_connections_per_client),
+                    .connection_rate_per_client = to_size(config.http.connection_rate_per_client),
+                    .trusted = trusted},
+         .proxy_protocol = config.http.proxy_protocol},
+        [&v1](http::Request req) { return v1.handle(std::move(req)); });
     // SMTP: one server implementation, two doors with their own policies.
     std::shared_ptr<boost::asio::ssl::context> smtp_tls;
     try {
@@ -328,19 +352,26 @@ int serve(const Config& config) {
          .offer_auth = true,
          .auth_requires_tls = !config.smtp.allow_auth_without_tls,
          .require_auth = true,
-         .tls = smtp_tls},
+         .tls = smtp_tls,
+         .busy_idle_timeout = std::chrono::seconds(config.smtp.busy_idle_timeout_s),
+         .limits = smtp_limits,
+         .proxy_protocol = config.smtp.submission_proxy_protocol},
         [&v1_deps = deps](std::string ip) {
             return api::make_submission_handler(v1_deps, std::move(ip));
         });
-    smtp::Server inbound(pool,
-                         {.listen = smtp_address(config.smtp.inbound_listen),
-                          .hostname = config.smtp.hostname,
-                          .max_message_bytes = config.http_body_limit(),
-                          .max_recipients = static_cast<std::size_t>(config.limits.max_recipients),
-                          .tls = smtp_tls},
-                         [&v1_deps = deps](std::string ip) {
-                             return api::make_inbound_handler(v1_deps, std::move(ip));
-                         });
+    smtp::Server inbound(
+        pool,
+        {.listen = smtp_address(config.smtp.inbound_listen),
+         .hostname = config.smtp.hostname,
+         .max_message_bytes = config.http_body_limit(),
+         .max_recipients = static_cast<std::size_t>(config.limits.max_recipients),
+         .tls = smtp_tls,
+         .busy_idle_timeout = std::chrono::seconds(config.smtp.busy_idle_timeout_s),
+         .limits = smtp_limits,
+         .proxy_protocol = config.smtp.inbound_proxy_protocol},
+        [&v1_deps = deps](std::string ip) {
+            return api::make_inbound_handler(v1_deps, std::move(ip));
+        });
     // SIGTERM and SIGINT are caught from before the first listener opens: a signal that
     // comes once a client could have reached us waits for shutdown_on_signal (a signal_set
     // keeps what arrives before its wait) instead of killing the process as it stands.

@@ -3,6 +3,7 @@
 // the query are percent-decoded.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,6 +25,9 @@ struct Request {
     Fields headers;      // lower-case names
     std::string body;
     std::string remote_ip;
+    // Set by the server's admission check (Server::Options::admit) for the handler: on
+    // /v1, the account of the key the request presented. Never read from the wire.
+    std::string principal;
 
     // Sets target, path and query from an origin-form request target ("/v1/logs?limit=1");
     // false when it is not one (the request is then left as it was).
@@ -42,6 +46,16 @@ struct Response {
 };
 
 using Handler = std::function<asio::awaitable<Response>(Request)>;
+
+// What a server decides from a request's head, before it reads a byte of the body: whether
+// to answer at once (the body is then never read, so a client without a key cannot make
+// the server wait for one), and how large the body may be.
+struct Admission {
+    std::optional<Response> refusal;
+    std::size_t body_limit = 0;
+};
+// Given the request with its method, target, path, query and headers set and no body.
+using Admit = std::function<asio::awaitable<Admission>(Request&)>;
 
 // The JSON error body of DESIGN §4: {"code", "message", "status"}.
 Response error_response(unsigned status, std::string_view code, std::string_view message);

@@ -1,5 +1,6 @@
 #include "http/server.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 
@@ -17,6 +18,7 @@
 #include "core/accept.hpp"
 #include "core/listen.hpp"
 #include "core/log.hpp"
+#include "core/proxy_protocol.hpp"
 #include "core/text.hpp"
 
 namespace posthorn::http {
@@ -29,6 +31,7 @@ namespace {
 
 constexpr std::size_t kHeaderLimit = 16 * 1024;
 constexpr std::chrono::seconds kLingerTime{2};
+constexpr std::chrono::seconds kProxyHeaderTimeout{10};
 
 struct Conn {
     explicit Conn(tcp::socket s) : stream(std::move(s)) {}
@@ -39,6 +42,7 @@ struct Conn {
     std::atomic<std::chrono::steady_clock::time_point> idle_since{
         std::chrono::steady_clock::now()};  // when it last began to wait
     std::atomic<bool> closing{false};       // picked to make room
+    std::string client;                     // core::client_of its address; set before it counts
 };
 
 bool is_parse_error(const error_code& ec) {
@@ -111,6 +115,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     asio::awaitable<void> send(Conn& conn, Response res, unsigned version, bool keep_alive,
                                bool head = false);
     asio::awaitable<void> linger(Conn& conn);
+    asio::awaitable<Admission> admit(Request& request);
 
     core::IoPool& pool;
     Options options;
@@ -118,6 +123,7 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     tcp::acceptor acceptor;
     std::atomic<bool> stopping{false};
     core::Connections<Conn> conns;
+    core::ClientLimits limits{options.limits};
     std::chrono::steady_clock::time_point last_full_warning;  // the acceptor's context only
 };
 
@@ -136,10 +142,10 @@ asio::awaitable<void> Server::Impl::accept_loop() {
 // middle of a request, nothing is closed and the newcomer waits for one to end.
 asio::awaitable<void> Server::Impl::room() {
     using namespace std::chrono_literals;
-    if (conns.size() < options.max_connections) co_return;
+    if (conns.size() < options.limits.max_connections) co_return;
     auto [ec] = co_await acceptor.async_wait(tcp::acceptor::wait_read, use_nothrow_awaitable);
     if (ec) co_return;  // closed: the accept that follows says so
-    while (!stopping && conns.size() >= options.max_connections) {
+    while (!stopping && conns.size() >= options.limits.max_connections) {
         const auto now = std::chrono::steady_clock::now();
         if (now - last_full_warning >= 60s) {
             last_full_warning = now;
@@ -159,8 +165,9 @@ asio::awaitable<void> Server::Impl::room() {
 // connection whose next request came first stays (busy, it no longer counts as closing;
 // idle again, it can be picked again).
 bool Server::Impl::make_room() {
-    std::shared_ptr<Conn> oldest;
-    std::chrono::steady_clock::time_point oldest_since;
+    // The busiest client's longest idle connection, if it has one waiting; else anyone's.
+    const auto busiest = limits.room_from(0);
+    std::shared_ptr<Conn> oldest, theirs;
     std::size_t open = 0, picked = 0;
     conns.each([&](const std::shared_ptr<Conn>& c) {
         ++open;
@@ -170,12 +177,12 @@ bool Server::Impl::make_room() {
             return;
         }
         const auto since = c->idle_since.load();
-        if (!oldest || since < oldest_since) {
-            oldest = c;
-            oldest_since = since;
-        }
+        if (!oldest || since < oldest->idle_since.load()) oldest = c;
+        if (busiest && c->client == *busiest && (!theirs || since < theirs->idle_since.load()))
+            theirs = c;
     });
-    if (open - picked < options.max_connections || !oldest) return picked > 0;
+    if (theirs) oldest = theirs;
+    if (open - picked < options.limits.max_connections || !oldest) return picked > 0;
     oldest->closing = true;
     asio::post(oldest->stream.get_executor(), [oldest] {
         if (!oldest->busy) oldest->stream.cancel();
@@ -241,15 +248,56 @@ asio::awaitable<void> Server::Impl::linger(Conn& conn) {
     }
 }
 
+// The admission check's answer, its body limit never above the server's; a check that
+// throws refuses the request with a 500.
+asio::awaitable<Admission> Server::Impl::admit(Request& request) {
+    if (!options.admit) co_return Admission{.body_limit = options.body_limit};
+    Admission admission;
+    bool failed = false;
+    try {
+        admission = co_await options.admit(request);
+    } catch (const std::exception& e) {
+        log::error("http admission check threw: {}", e.what());
+        failed = true;
+    }
+    if (failed) admission.refusal = error_response(500, "INTERNAL_ERROR", "internal error");
+    admission.body_limit = std::min(admission.body_limit, options.body_limit);
+    co_return admission;
+}
+
 asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
     // Beast reads as much as the buffer has room for, 512 bytes at first: with room for
     // 16 KB, a request with a small body comes in one read instead of four or five.
     beast::flat_buffer buffer;
     buffer.reserve(16 * 1024);
+    auto& socket = conn->stream.socket();
     error_code ec;
-    const auto peer = conn->stream.socket().remote_endpoint(ec);
-    const std::string ip = ec ? std::string() : peer.address().to_string();
-    conn->stream.socket().non_blocking(true, ec);  // for send()'s write at once; else async
+    auto peer = socket.remote_endpoint(ec);
+    if (ec) co_return;  // gone already
+    if (options.proxy_protocol && core::in_networks(options.limits.trusted, peer.address())) {
+        auto source = co_await core::read_proxy_header(socket, kProxyHeaderTimeout);
+        if (!source) {
+            log::warn("http: no valid PROXY header from {}: {}", peer.address().to_string(),
+                      source.error().message());
+            socket.close(ec);
+            co_return;
+        }
+        if (*source) peer = **source;
+    }
+    const std::string ip = peer.address().to_string();
+    // room() made room before the accept: a full listener here is one over by a moment.
+    auto place = limits.take(peer.address(), std::chrono::steady_clock::now());
+    if (place.full) place = limits.take(peer.address(), std::chrono::steady_clock::now(), true);
+    conn->client = place.client;
+    if (!place.taken()) {
+        auto res = error_response(429, "RATE_LIMITED", std::string(place.refusal));
+        res.headers.emplace_back("Retry-After", "60");
+        co_await send(*conn, std::move(res), 11, false);
+        co_await linger(*conn);
+        socket.close(ec);
+        co_return;
+    }
+    socket.non_blocking(true, ec);  // for send()'s write at once; else async
 
     while (!stopping) {
         RequestParser parser;
@@ -259,7 +307,8 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         conn->idle_since = std::chrono::steady_clock::now();
         conn->closing = false;
         conn->busy = false;
-        conn->stream.expires_after(options.idle_timeout);
+        conn->stream.expires_after(limits.near_full() ? options.busy_idle_timeout
+                                                      : options.idle_timeout);
         auto [hec, hn] =
             co_await bhttp::async_read_header(conn->stream, buffer, parser, use_nothrow_awaitable);
         conn->busy = true;
@@ -285,12 +334,32 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             break;
         }
         const unsigned version = parser.version;
-        if (auto len = parser.content_length(); len && *len > options.body_limit) {
-            auto res = too_large(options.body_limit);
+        auto& request = parser.request;
+        if (!request.set_target(std::move(request.target))) {
+            co_await send(*conn,
+                          error_response(400, "VALIDATION_ERROR", "malformed request target"),
+                          version, false);
+            co_await linger(*conn);
+            break;
+        }
+        request.remote_ip = ip;
+        auto admission = co_await admit(request);
+        if (admission.refusal) {
+            // The body, if one was due, is never read: the connection ends after the answer.
+            const bool body_due = !parser.is_done();
+            const bool again = parser.keep_alive() && !body_due && !stopping;
+            co_await send(*conn, std::move(*admission.refusal), version, again, parser.head);
+            if (body_due) co_await linger(*conn);
+            if (!again) break;
+            continue;
+        }
+        if (auto len = parser.content_length(); len && *len > admission.body_limit) {
+            auto res = too_large(admission.body_limit);
             co_await send(*conn, std::move(res), version, false);
             co_await linger(*conn);
             break;
         }
+        parser.body_limit(admission.body_limit);
         if (parser.expect_continue) {
             bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, version};
             co_await bhttp::async_write(conn->stream, cont, use_nothrow_awaitable);
@@ -311,7 +380,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
             bec = rec;
         }
         if (bec == bhttp::error::body_limit) {
-            auto res = too_large(options.body_limit);
+            auto res = too_large(admission.body_limit);
             co_await send(*conn, std::move(res), version, false);
             co_await linger(*conn);
             break;
@@ -326,23 +395,16 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         }
         const bool keep_alive = parser.keep_alive();
         const bool head = parser.head;
-        auto& request = parser.request;
-        const bool target_ok = request.set_target(std::move(request.target));
-        request.remote_ip = ip;
         Response res;
-        if (!target_ok) {
-            res = error_response(400, "VALIDATION_ERROR", "malformed request target");
-        } else {
-            bool failed = false;
-            try {
-                res = co_await handler(std::move(request));
-            } catch (const std::exception& e) {
-                log::error("http handler threw: {}", e.what());
-                failed = true;
-            }
-            if (failed) res = error_response(500, "INTERNAL_ERROR", "internal error");
+        bool failed = false;
+        try {
+            res = co_await handler(std::move(request));
+        } catch (const std::exception& e) {
+            log::error("http handler threw: {}", e.what());
+            failed = true;
         }
-        const bool again = keep_alive && target_ok && !stopping;
+        if (failed) res = error_response(500, "INTERNAL_ERROR", "internal error");
+        const bool again = keep_alive && !stopping;
         co_await send(*conn, std::move(res), version, again, head);
         if (!again) break;
     }

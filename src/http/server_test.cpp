@@ -407,7 +407,7 @@ TEST_F(HttpServerTest, ClosesConnectionsThatMissTheirDeadlines) {
 
 TEST_F(HttpServerTest, MakesRoomByClosingTheConnectionIdleLongest) {
     auto o = options();
-    o.max_connections = 2;
+    o.limits.max_connections = 2;
     start(o);
     auto oldest = accepted();
     auto newer = accepted();
@@ -421,7 +421,7 @@ TEST_F(HttpServerTest, MakesRoomByClosingTheConnectionIdleLongest) {
 
 TEST_F(HttpServerTest, ANewcomerWaitsWhileEveryConnectionIsInARequest) {
     auto o = options();
-    o.max_connections = 1;
+    o.limits.max_connections = 1;
     start(o);
     auto busy = in_a_request();
     auto waiting = client();  // taken by the kernel's listen queue only

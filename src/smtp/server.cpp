@@ -12,6 +12,7 @@
 #include "core/accept.hpp"
 #include "core/listen.hpp"
 #include "core/log.hpp"
+#include "core/proxy_protocol.hpp"
 #include "crypto/keys.hpp"
 #include "smtp/detail/command.hpp"
 
@@ -42,8 +43,16 @@ struct Conn {
     Conn(tcp::socket s, boost::asio::ssl::context& ctx)
         : stream(beast::tcp_stream(std::move(s)), ctx) {}
     beast::ssl_stream<beast::tcp_stream> stream;
-    bool busy = false;
+    // Written on the connection's own context; read also on the others', which pick the
+    // session to close when the listener is full.
+    std::atomic<bool> busy{false};  // not waiting for the client
+    std::atomic<std::chrono::steady_clock::time_point> waiting_since{
+        std::chrono::steady_clock::now()};
+    std::string client;                // core::client_of its address; set before it counts
+    std::atomic<bool> evicted{false};  // closed to make room for another client
 };
+
+constexpr std::chrono::seconds kProxyHeaderTimeout{10};
 
 }  // namespace
 
@@ -67,44 +76,11 @@ struct Server::Impl : std::enable_shared_from_this<Impl> {
     std::atomic<bool> stopping{false};
     core::Connections<Conn> conns;
 
-    // The sessions running, in all and per client address (under clients_mutex).
-    std::mutex clients_mutex;
-    std::size_t sessions = 0;
-    std::unordered_map<std::string, std::size_t> clients;
+    core::ClientLimits limits{options.limits};
 
-    // A session's place, taken at its start and given back at its end; empty when the
-    // listener or the client address has no room: then `refusal` says why.
-    class Place {
-      public:
-        Place(Impl& impl, std::string ip) : impl_(impl), ip_(std::move(ip)) {
-            std::lock_guard lock(impl_.clients_mutex);
-            auto& mine = impl_.clients[ip_];
-            if (impl_.sessions >= impl_.options.max_sessions)
-                refusal = "too many connections";
-            else if (mine >= impl_.options.max_sessions_per_client)
-                refusal = "too many connections from your address";
-            if (refusal) {
-                if (mine == 0) impl_.clients.erase(ip_);
-                return;
-            }
-            ++mine;
-            ++impl_.sessions;
-        }
-        ~Place() {
-            if (refusal) return;
-            std::lock_guard lock(impl_.clients_mutex);
-            --impl_.sessions;
-            if (auto it = impl_.clients.find(ip_); it != impl_.clients.end() && --it->second == 0)
-                impl_.clients.erase(it);
-        }
-        Place(const Place&) = delete;
-        Place& operator=(const Place&) = delete;
-        const char* refusal = nullptr;
-
-      private:
-        Impl& impl_;
-        std::string ip_;
-    };
+    // Has the longest-waiting session of the busiest client closed, when a newcomer holding
+    // fewer is refused for want of room; true when one was picked.
+    bool make_room(const std::string& newcomer);
 };
 
 namespace {
@@ -114,8 +90,13 @@ namespace {
 class Session {
   public:
     Session(Conn& c, const ServerOptions& o, SessionHandler& h, std::string ip,
-            const std::atomic<bool>& stopping)
-        : conn_(c), opt_(o), handler_(h), ip_(std::move(ip)), stopping_(stopping) {}
+            const std::atomic<bool>& stopping, const core::ClientLimits& limits)
+        : conn_(c),
+          opt_(o),
+          handler_(h),
+          ip_(std::move(ip)),
+          stopping_(stopping),
+          limits_(limits) {}
 
     asio::awaitable<void> run() {
         queue(reply(220, opt_.hostname + " ESMTP posthorn"));
@@ -169,12 +150,14 @@ class Session {
         // when the read completes; it then does nothing.
         tcp().expires_never();
         auto idle = std::make_shared<IdleRead>();
-        asio::steady_timer timer(tcp().get_executor(), opt_.idle_timeout);
+        asio::steady_timer timer(tcp().get_executor(),
+                                 limits_.near_full() ? opt_.busy_idle_timeout : opt_.idle_timeout);
         timer.async_wait([idle, &socket = tcp().socket()](error_code e) {
             if (e || idle->done) return;
             idle->expired = true;
             socket.cancel(e);
         });
+        conn_.waiting_since = std::chrono::steady_clock::now();
         conn_.busy = false;
         error_code ec;
         std::size_t n = 0;
@@ -187,6 +170,11 @@ class Session {
         timer.cancel();
         if (idle->expired) {
             queue(reply(421, "4.4.2 " + opt_.hostname + " idle too long, closing"));
+            co_await flush();
+            co_return false;
+        }
+        if (ec == asio::error::operation_aborted && conn_.evicted) {
+            queue(reply(421, "4.7.0 " + opt_.hostname + " too many connections, closing"));
             co_await flush();
             co_return false;
         }
@@ -555,6 +543,7 @@ class Session {
     std::vector<char> chunk_;  // the read buffer
     bool tls_ = false, hello_ = false, authed_ = false, in_tx_ = false, skipping_ = false;
     const std::atomic<bool>& stopping_;
+    const core::ClientLimits& limits_;
     int bad_ = 0;
     bool gone_ = false;  // the last read failed (end of stream, error, idle): no more reads
     std::string helo_, mail_from_;
@@ -563,12 +552,47 @@ class Session {
 
 }  // namespace
 
+bool Server::Impl::make_room(const std::string& newcomer) {
+    auto from = limits.room_from(limits.held_by(newcomer));
+    if (!from) return false;
+    std::shared_ptr<Conn> oldest;
+    conns.each([&](const std::shared_ptr<Conn>& c) {
+        if (c->busy || c->evicted || c->client != *from) return;
+        if (!oldest || c->waiting_since.load() < oldest->waiting_since.load()) oldest = c;
+    });
+    if (!oldest) return false;
+    oldest->evicted = true;
+    asio::post(oldest->stream.get_executor(), [oldest] {
+        error_code ec;
+        if (oldest->busy)
+            oldest->evicted = false;  // its client spoke first: it stays
+        else
+            oldest->stream.next_layer().socket().cancel(ec);
+    });
+    return true;
+}
+
 asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
+    auto& socket = conn->stream.next_layer().socket();
     error_code ec;
-    const auto peer = conn->stream.next_layer().socket().remote_endpoint(ec);
-    const std::string ip = ec ? std::string() : peer.address().to_string();
-    Place place(*this, ip);
-    if (place.refusal) {
+    auto peer = socket.remote_endpoint(ec);
+    if (ec) co_return;  // gone already
+    if (options.proxy_protocol && core::in_networks(options.limits.trusted, peer.address())) {
+        auto source = co_await core::read_proxy_header(socket, kProxyHeaderTimeout);
+        if (!source) {
+            log::warn("smtp: no valid PROXY header from {}: {}", peer.address().to_string(),
+                      source.error().message());
+            socket.close(ec);
+            co_return;
+        }
+        if (*source) peer = **source;
+    }
+    const std::string ip = peer.address().to_string();
+    const auto now = std::chrono::steady_clock::now();
+    auto place = limits.take(peer.address(), now);
+    conn->client = place.client;
+    if (place.full && make_room(place.client)) place = limits.take(peer.address(), now, true);
+    if (!place.taken()) {
         // RFC 5321 §3.1: a server may answer 421 instead of its greeting, and close.
         const auto line = on_the_wire(
             reply(421, "4.7.0 " + options.hostname + " " + place.refusal + ", try again later"));
@@ -577,10 +601,10 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
                                    use_nothrow_awaitable);
     } else {
         auto handler = factory(ip);
-        Session s(*conn, options, *handler, ip, stopping);
+        Session s(*conn, options, *handler, ip, stopping, limits);
         co_await s.run();
     }
-    conn->stream.next_layer().socket().shutdown(tcp::socket::shutdown_both, ec);
+    socket.shutdown(tcp::socket::shutdown_both, ec);
     conn->stream.next_layer().close();
 }
 

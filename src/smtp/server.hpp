@@ -13,6 +13,7 @@
 #include <chrono>
 #include <memory>
 
+#include "core/client_limits.hpp"
 #include "core/io_pool.hpp"
 #include "core/result.hpp"
 #include "smtp/session_handler.hpp"
@@ -29,12 +30,19 @@ struct ServerOptions {
     bool require_auth = false;                       // MAIL needs a successful AUTH first
     std::shared_ptr<boost::asio::ssl::context> tls;  // null: no STARTTLS
     std::chrono::seconds idle_timeout{300};          // RFC 5321 §4.5.3.2.7: 5 minutes
+    // Once the listener is three quarters full, a session waiting for its client is given
+    // this long instead (Postfix's stress-dependent smtpd_timeout).
+    std::chrono::seconds busy_idle_timeout{10};
     int max_bad_commands = 10;
-    // Sessions at once: on the listener, and from one client address (Postfix's
-    // smtpd_client_connection_count_limit). A connection beyond either is answered
-    // 421 4.7.0 and closed, so that idle connections cannot take every socket and memory.
-    std::size_t max_sessions = 1000;
-    std::size_t max_sessions_per_client = 50;
+    // Sessions at once on the listener, and per client (Postfix's anvil:
+    // smtpd_client_connection_count_limit and _rate_limit). A connection beyond a bound is
+    // answered 421 4.7.0 and closed, so that idle connections cannot take every socket and
+    // memory; at the listener's bound, a newcomer holding fewer sessions than the busiest
+    // client has that client's longest-waiting session closed (421) to make room.
+    core::ClientLimitOptions limits{.max_connections = 1000, .max_connections_per_client = 50};
+    // Connections from limits.trusted must begin with a PROXY protocol header (v1 or v2),
+    // whose client address then counts, and is the one the handler sees.
+    bool proxy_protocol = false;
 };
 
 class Server {

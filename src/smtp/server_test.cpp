@@ -755,7 +755,7 @@ TEST_F(SmtpServerTest, TellsIdleClientsThatTheyWaitedTooLong) {
 
 TEST_F(SmtpServerTest, RefusesConnectionsOverTheSessionLimit) {
     auto o = options();
-    o.max_sessions = 2;
+    o.limits.max_connections = 2;
     start(o);
     auto a = greeted();
     auto b = greeted();
@@ -777,7 +777,7 @@ TEST_F(SmtpServerTest, RefusesConnectionsOverTheSessionLimit) {
 
 TEST_F(SmtpServerTest, RefusesConnectionsOverThePerClientLimitOnly) {
     auto o = options();
-    o.max_sessions_per_client = 1;
+    o.limits.max_connections_per_client = 1;
     start(o);
     auto a = greeted();
     SmtpClient refused;
@@ -793,6 +793,82 @@ TEST_F(SmtpServerTest, RefusesConnectionsOverThePerClientLimitOnly) {
     EXPECT_TRUE(eventually([&] { return server_->connections() == 1; }));
     auto again = greeted();
     EXPECT_EQ(again->say("NOOP"), "250 2.0.0 OK");
+}
+
+// Postfix's anvil, and more: a full listener makes room for a newcomer holding fewer
+// sessions than the busiest client, by closing that client's longest-waiting session.
+TEST_F(SmtpServerTest, AFullListenerMakesRoomFromTheBusiestClient) {
+    auto o = options();
+    o.limits = {.max_connections = 3, .max_connections_per_client = 0};
+    start(o);
+    auto a = greeted();
+    std::this_thread::sleep_for(20ms);
+    auto b = greeted();
+    auto c = greeted();
+    auto newcomer = greeted(asio::ip::make_address("127.0.0.2"));
+    EXPECT_EQ(newcomer->say("NOOP"), "250 2.0.0 OK");
+    EXPECT_EQ(a->reply(), "421 4.7.0 mx.test too many connections, closing");
+    EXPECT_TRUE(a->closed());
+    EXPECT_EQ(b->say("NOOP"), "250 2.0.0 OK");
+    // The busiest client gets no more room from the others: it is refused.
+    EXPECT_TRUE(eventually([&] { return server_->connections() == 3; }));
+    SmtpClient refused;
+    ASSERT_FALSE(refused.connect(endpoint_));
+    EXPECT_EQ(refused.reply(), "421 4.7.0 mx.test too many connections, try again later");
+}
+
+TEST_F(SmtpServerTest, ANearlyFullListenerWaitsLessForIdleClients) {
+    auto o = options();
+    o.limits = {.max_connections = 4, .max_connections_per_client = 0};
+    o.idle_timeout = 60s;
+    o.busy_idle_timeout = 1s;
+    start(o);
+    auto a = greeted();
+    auto b = greeted();
+    auto c = greeted();  // three of four: from now on a wait is short
+    const auto before = std::chrono::steady_clock::now();
+    EXPECT_EQ(a->say("NOOP"), "250 2.0.0 OK");
+    EXPECT_EQ(a->reply(3000ms), "421 4.4.2 mx.test idle too long, closing");
+    EXPECT_LT(std::chrono::steady_clock::now() - before, 3s);
+    EXPECT_TRUE(a->closed());
+}
+
+TEST_F(SmtpServerTest, TakesTheClientFromAProxyHeaderOfATrustedPeerOnly) {
+    auto o = options();
+    o.proxy_protocol = true;
+    o.limits = {.max_connections = 10,
+                .max_connections_per_client = 1,
+                .trusted = {*core::parse_network("127.0.0.1")}};
+    start(o);
+    SmtpClient c;
+    ASSERT_FALSE(c.connect(endpoint_));
+    c.send("PROXY TCP4 203.0.113.9 198.51.100.1 40000 25\r\n");
+    EXPECT_EQ(c.reply(), "220 mx.test ESMTP posthorn");
+    EXPECT_EQ(c.say("NOOP"), "250 2.0.0 OK");
+    // The client behind the balancer counts: a second connection for it is refused.
+    SmtpClient same;
+    ASSERT_FALSE(same.connect(endpoint_));
+    same.send("PROXY TCP4 203.0.113.9 198.51.100.1 40001 25\r\n");
+    EXPECT_EQ(same.reply(),
+              "421 4.7.0 mx.test too many connections from your address, try again later");
+    // A v2 LOCAL header (the balancer's health check) stands for the balancer itself.
+    SmtpClient local;
+    ASSERT_FALSE(local.connect(endpoint_));
+    local.send(std::string("\r\n\r\n\0\r\nQUIT\n\x20\x00\x00\x00", 16));
+    EXPECT_EQ(local.reply(), "220 mx.test ESMTP posthorn");
+    // From a trusted peer the header is required: without one, nothing is said.
+    SmtpClient bare;
+    ASSERT_FALSE(bare.connect(endpoint_));
+    bare.send("EHLO x\r\n");
+    EXPECT_TRUE(bare.closed());
+    // From anyone else it is not taken: it is an unknown command.
+    auto other = greeted(asio::ip::make_address("127.0.0.2"));
+    other->send("PROXY TCP4 192.0.2.1 198.51.100.1 1 25\r\n");
+    EXPECT_EQ(other->next().code / 100, 5);  // refused, as any unknown command
+    const auto calls = script_->seen();
+    EXPECT_EQ(std::count(calls.begin(), calls.end(), "open 203.0.113.9"), 1);
+    EXPECT_EQ(std::count(calls.begin(), calls.end(), "open 127.0.0.1"), 1);  // LOCAL
+    EXPECT_EQ(std::count(calls.begin(), calls.end(), "open 127.0.0.2"), 1);
 }
 
 TEST_F(SmtpServerTest, StopTellsWaitingSessionsToComeBackLater) {

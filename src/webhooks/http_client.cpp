@@ -43,7 +43,7 @@ struct Transfer {
     std::string body;
     std::function<void(HttpResult)> done;
     bool allow_private = false;
-    std::string refused;  // the private address that was not connected to
+    std::string refused;  // the special-purpose address not connected to, and its range
     std::size_t answer_bytes = 0;
     char error[CURL_ERROR_SIZE] = {};
     std::chrono::steady_clock::time_point started;
@@ -81,8 +81,8 @@ curl_socket_t open_socket(void* user, curlsocktype purpose, curl_sockaddr* a) {
             t->refused = "an address of an unknown family";
             return CURL_SOCKET_BAD;
         }
-        if (core::is_private_address(ip)) {
-            t->refused = ip.to_string();
+        if (const auto why = core::special_purpose(ip); !why.empty()) {
+            t->refused = ip.to_string() + " is " + std::string(why);
             return CURL_SOCKET_BAD;
         }
     }
@@ -190,7 +190,9 @@ void HttpClient::Impl::finish(CURL* easy, CURLcode code) {
     } else if (code == CURLE_WRITE_ERROR && t->get) {
         r.error = "the answer is larger than 64 KiB";
     } else if (!t->refused.empty()) {
-        r.error = "refused: " + t->refused + " is a private, loopback or link-local address (" +
+        r.error = "refused: " + t->refused +
+                  "; private, loopback, link-local and other special-purpose targets are not "
+                  "connected to (" +
                   options.private_setting + " is false)";
     } else {
         r.error = t->error[0] ? t->error : curl_easy_strerror(code);

@@ -6,10 +6,11 @@
 // Every request is a POST (or a GET) with a bounded time (connect + answer), TLS
 // certificates and host names verified, no redirects followed, no proxy (the environment's
 // proxy variables are ignored), http and https only. Unless `allow_private` is set, a
-// connection to a loopback, private or link-local address (core/address.hpp) is refused
-// before it is made, whatever name led to it: checked on the address curl is about to
-// connect to, so DNS rebinding cannot get round it. The answer's body is read (at most
-// 64 KiB): dropped for a POST, kept for a GET.
+// connection to a loopback, private, link-local or other special-purpose address
+// (core/address.hpp) is refused before its socket is made, whatever name led to it: checked
+// on each address curl is about to connect to (CURLOPT_OPENSOCKETFUNCTION, called for every
+// address it tries, both families of happy eyeballs included), so DNS rebinding cannot get
+// round it. The answer's body is read (at most 64 KiB): dropped for a POST, kept for a GET.
 //
 // Thread-safety: post() may be called from any thread. The awaiting coroutine resumes on
 // its own executor. Destroying the client aborts the transfers in flight; their awaiting

@@ -182,7 +182,20 @@ def test_validation_rules_and_nothing_stored(sender):
     error(send(server, key, html=5), 400, "VALIDATION_ERROR", "html")
     error(send(server, key, headers={"X-A": "1\r\nBcc: victim@example.org"}), 400,
           "VALIDATION_ERROR", "line breaks")
+    # A NUL or another control character is not called a line break (issue 27, problem 6).
+    for value, found in (("a\u0000b", "U+0000 NUL"), ("a\u001bb", "U+001B ESC"),
+                         ("a\u007fb", "U+007F DEL")):
+        b = error(send(server, key, headers={"X-A": value}), 400, "VALIDATION_ERROR")
+        assert b["message"] == ("headers: the value of X-A must not contain control characters "
+                                f"(it holds {found}; of U+0000-U+001F and U+007F only the tab "
+                                "is allowed)"), b
+    error(send(server, key, subject="a\u0000b"), 400, "VALIDATION_ERROR",
+          "subject must not contain control characters (it holds U+0000 NUL")
+    error(send(server, key, attachments=[{"filename": "a\u0000b", "content": "YQ=="}]), 400,
+          "VALIDATION_ERROR", "attachments[0].filename must not contain control characters")
     error(send(server, key, headers={"X-A\r\nBcc": "v"}), 400, "VALIDATION_ERROR")
+    error(send(server, key, headers={"X-\u0000": "v"}), 400, "VALIDATION_ERROR",
+          "is not a header name (1 to 76 printable ASCII characters")
     error(send(server, key, headers={"Bad Name": "v"}), 400, "VALIDATION_ERROR")
     for owned in ("From", "to", "CC", "Bcc", "Subject", "Date", "Message-ID", "MIME-Version",
                   "Content-Type", "content-transfer-encoding", "DKIM-Signature", "Return-Path"):

@@ -68,17 +68,17 @@ def test_bodies_must_be_json(server):
 
 
 def test_oversized_bodies_are_413(posthorn_factory):
-    # max_attachment_bytes 3 → the request limit is 4 bytes of base64 + 2 MiB.
+    # max_attachment_bytes 3 → the send limit is 4 bytes of base64 + 2 MiB.
     ph = posthorn_factory(env={"POSTHORN_LIMITS_MAX_ATTACHMENT_BYTES": "3"}).start()
     key = ph.account_with_key("acme")
     limit = 4 + 2 * 1024 * 1024
     big = b'{"x":"' + b"a" * limit + b'"}'
-    body = error_of(ph.request("POST", "/v1/logs", key=key, body=big,
+    body = error_of(ph.request("POST", "/v1/emails", key=key, body=big,
                                headers={"Content-Type": "application/json"}),
                     413, "PAYLOAD_TOO_LARGE")
     assert str(limit) in body["message"]
     # Chunked, so the size is only known while reading.
-    head = (f"POST /v1/logs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+    head = (f"POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
             "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n").encode()
     chunk = b"a" * 65536
     chunks = b"".join(b"%x\r\n" % len(chunk) + chunk + b"\r\n" for _ in range(40))
@@ -87,14 +87,14 @@ def test_oversized_bodies_are_413(posthorn_factory):
     assert b"PAYLOAD_TOO_LARGE" in reply
     # Expect: 100-continue with a too-large Content-Length is refused before any body.
     with socket.create_connection(("127.0.0.1", ph.http_port), timeout=5) as s:
-        s.sendall((f"POST /v1/logs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+        s.sendall((f"POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
                    f"Content-Type: application/json\r\nContent-Length: {limit + 1}\r\n"
                    "Expect: 100-continue\r\n\r\n").encode())
         assert s.recv(4096).startswith(b"HTTP/1.1 413")
     # A body just under the limit is read (and then refused by the route, not the frame).
-    ok = ph.request("POST", "/v1/logs", key=key, body=b'"' + b"a" * (limit - 2) + b'"',
+    ok = ph.request("POST", "/v1/emails", key=key, body=b'"' + b"a" * (limit - 2) + b'"',
                     headers={"Content-Type": "application/json"})
-    error_of(ok, 405, "METHOD_NOT_ALLOWED")
+    error_of(ok, 400, "VALIDATION_ERROR")
     assert ph.get("/healthz").status == 200
 
 

@@ -575,58 +575,6 @@ def greeted_once_free(port, source):
     return wait_for(attempt, what=f"a place for {source}")
 
 
-def test_sessions_at_once_are_limited_per_client_and_per_listener(world):
-    ph, _, _ = world
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 2048:  # this test and the server: 1,000 each
-        pytest.skip(f"the hard limit of open files here is {hard}")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
-    port = ph.inbound_port
-    held = []
-    try:
-        # 50 at once from one address; the 51st is told why and closed.
-        for _ in range(50):
-            s, said = greeting(port, "127.0.0.1")
-            assert said.startswith(b"220 "), said
-            held.append(s)
-        s, said = greeting(port, "127.0.0.1")
-        assert said == (b"421 4.7.0 posthorn.test too many connections from your address, "
-                        b"try again later\r\n"), said
-        assert s.recv(4096) == b""  # closed
-        s.close()
-        # Another address still gets in, and so does this one once a place is free.
-        s, said = greeting(port, "127.0.0.3")
-        assert said.startswith(b"220 "), said
-        held.append(s)
-        held.pop(0).close()
-        s, said = greeted_once_free(port, "127.0.0.1")
-        assert said.startswith(b"220 "), said
-        held.append(s)
-
-        # 1000 at once on the listener, whatever their addresses.
-        for i in range(1000 - len(held)):
-            s, said = greeting(port, f"127.0.{1 + i // 40}.{1 + i % 40}")
-            assert said.startswith(b"220 "), (i, said)
-            held.append(s)
-        s, said = greeting(port, "127.0.200.1")
-        assert said == b"421 4.7.0 posthorn.test too many connections, try again later\r\n", said
-        s.close()
-        # The other listener counts its own.
-        s, said = greeting(ph.submission_port, "127.0.200.1")
-        assert said.startswith(b"220 "), said
-        s.close()
-        # And the sessions still answer.
-        held[0].sendall(b"EHLO client.test\r\n")
-        assert b"250 " in held[0].recv(4096)
-    finally:
-        for s in held:
-            s.close()
-    # All the places come back.
-    s, said = greeted_once_free(port, "127.0.200.1")
-    s.close()
-    assert said.startswith(b"220 "), said
-
-
 def test_a_large_answer_reaches_a_slow_reader_whole(world):
     # 8 MiB of attachment: more than the kernel's buffers of a connection hold (4 MiB at
     # most for the sender's here, 64 KiB for this reader's), so the server's write stops

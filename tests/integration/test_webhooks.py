@@ -9,8 +9,10 @@ import base64
 import email
 import email.message
 import email.policy
+import ipaddress
 import re
 import smtplib
+import socket
 import time
 
 import pytest
@@ -415,39 +417,106 @@ def test_pending_deliveries_survive_a_restart(posthorn_factory, dns, webhook_rec
     assert {d["event_id"] for d in ds} == {event_id}
 
 
-def test_private_targets_are_never_contacted(posthorn_factory, dns, webhook_receiver):
-    # The receiver listens on 127.0.0.1. Its plain URL is refused when the webhook is made;
-    # these hosts are not written as a dotted-quad loopback literal but reach it all the
-    # same (the system resolver reads 2130706433, 0x7f000001 and 127.1 as 127.0.0.1, an
-    # IPv4-mapped ::ffff:127.0.0.1 is loopback, and connecting to 0.0.0.0 reaches the local
-    # machine), with no /etc/hosts entry and no DNS. Each must either be refused when the
-    # webhook is made, or be accepted and then never contacted: every attempt is recorded
-    # with no status code and an error that mentions "private".
+# Hosts that are not written as a dotted-quad loopback literal but reach this machine all
+# the same (issue 27, problem 5): curl and getaddrinfo read 2130706433, 0x7f.1, 017700000001
+# and 127.1 as 127.0.0.1 and decode %31%32%37; ::127.0.0.1 is IPv4-compatible, the others
+# carry 127.0.0.1 in the IPv4-mapped, IPv4-translated, NAT64, 6to4 and Teredo (client) forms;
+# connecting to 0.0.0.0 reaches the local machine. Each is refused when the webhook is made.
+DISGUISED_LOOPBACK = ("[::127.0.0.1]", "[::ffff:127.0.0.1]", "[::ffff:0:127.0.0.1]",
+                      "[64:ff9b::7f00:1]", "[2002:7f00:1::1]", "[2001:0:808:808::80ff:fffe]",
+                      "2130706433", "0x7f000001", "0x7f.1", "017700000001", "0177.0.0.1",
+                      "127.1", "127.0.0.1.", "%31%32%37.0.0.1", "0", "0.0.0.0", "hooks.localhost")
+# Other special-purpose ranges of the IANA registries (core/address.hpp).
+SPECIAL = ("192.88.99.1", "100.64.0.1", "198.18.0.1", "240.0.0.1", "255.255.255.255",
+           "192.0.0.8", "[::]", "[100::1]", "[2001:db8::1]", "[3fff::1]", "[5f00::1]",
+           "[fec0::1]", "[fd00::1]", "[ff02::1]", "[64:ff9b:1::808:808]")
+
+
+def test_disguised_and_special_targets_are_refused_when_made(server):
+    key = server.account_with_key("acme")
+    wh = create(server, key, "https://hooks.example.com/ok", ["domain.failed"])
+    for host in DISGUISED_LOOPBACK + SPECIAL:
+        url = f"http://{host}:8080/x"
+        msg = error(server.request("POST", "/v1/webhooks", key=key,
+                                   body={"url": url, "events": ["domain.verified"]}))
+        assert "private" in msg and "allow_private_targets" in msg, (url, msg)
+        msg = error(server.request("PATCH", f"/v1/webhooks/{wh['id']}", key=key,
+                                   body={"url": url}))
+        assert "private" in msg, (url, msg)
+    # The reported form, answered with the address and its range.
+    msg = error(server.request("POST", "/v1/webhooks", key=key,
+                               body={"url": "http://[::127.0.0.1]:8080/x",
+                                     "events": ["domain.verified"]}))
+    assert msg.endswith("::127.0.0.1 is IPv4-compatible (::/96)"), msg
+    listed = server.get("/v1/webhooks", key=key).json()
+    assert [w["url"] for w in listed["data"]] == ["https://hooks.example.com/ok"]
+    # Public addresses in the same writings are accepted: 8.8.8.8 in shorthand, and through
+    # NAT64's well-known prefix (the one embedding form judged by the IPv4 it carries).
+    for host in ("134744072", "[64:ff9b::808:808]", "[2606:4700::1111]"):
+        create(server, key, f"http://{host}:8080/x", ["domain.failed"])
+
+
+def loopback_names() -> list[str]:
+    """Names the system resolver (which libcurl uses; not dns.servers) answers with loopback
+    addresses: localhost and names under it (curl answers those itself, RFC 6761), and this
+    machine's host name when /etc/hosts gives it only special-purpose addresses."""
+    names = ["localhost", "hooks.localhost"]
+    host = socket.gethostname()
+    try:
+        addrs = {a[4][0] for a in socket.getaddrinfo(host, None)}
+    except OSError:
+        addrs = set()
+    if addrs and all(not ipaddress.ip_address(a.split("%")[0]).is_global for a in addrs):
+        names.append(host)
+    return names
+
+
+def test_private_addresses_are_never_connected_to(posthorn_factory, dns, webhook_receiver):
+    # The guard is the check of each address libcurl is about to connect to. Webhooks whose
+    # url the API would refuse today (stored before the check was tightened, or while
+    # allow_private_targets was true: written here straight into the store) and names that
+    # resolve to loopback are each attempted, refused before any connection, recorded with
+    # no status code and an error naming the address and its range, and retried; the
+    # receiver, listening on 127.0.0.1, never gets a connection.
     ph, key = start(posthorn_factory, dns, POSTHORN_WEBHOOKS_ALLOW_PRIVATE_TARGETS="false")
     rcv = webhook_receiver()
     msg = error(ph.request("POST", "/v1/webhooks", key=key,
                            body={"url": rcv.url, "events": ["domain.verified"]}))
     assert "private" in msg.lower(), msg
-    accepted = {}
-    for host in ("2130706433", "0x7f000001", "127.1", "[::ffff:127.0.0.1]", "0.0.0.0"):
+    hosts = loopback_names() + ["[::127.0.0.1]", "[::ffff:127.0.0.1]", "127.1", "0x7f.1",
+                                "2130706433"]
+    made = {}
+    for host in hosts:
+        # A name other than localhost is not refused when the webhook is made (it may
+        # resolve elsewhere later); the rest go into the store as they are.
+        url = f"http://{host}:{rcv.port}/hook"
         r = ph.request("POST", "/v1/webhooks", key=key,
-                       body={"url": f"http://{host}:{rcv.port}/hook",
-                             "events": ["domain.verified"]})
+                       body={"url": url, "events": ["domain.verified"]})
         if r.status == 200:
-            accepted[host] = r.json()
-        else:
-            assert "private" in error(r).lower(), (host, r)
-    if not accepted:
-        pytest.skip("every disguised loopback host is refused when the webhook is made; "
-                    "the check at connection time cannot be reached from the API")
+            made[host] = r.json()
+            continue
+        assert "private" in error(r), (host, r)
+        made[host] = create(ph, key, "https://hooks.example.com/placeholder",
+                            ["domain.verified"])
+        db = ph.db()
+        try:
+            db.execute("UPDATE webhooks SET url = ? WHERE id = ?", (url, made[host]["id"]))
+            db.commit()
+        finally:
+            db.close()
     verified_domain(ph, dns, key, SENDER)
-    for host, wh in accepted.items():
+    for host, wh in made.items():
         ds = deliveries(ph, key, wh["id"], 4)  # the first attempt and the 3 retries
         for d in ds:
-            assert d["status_code"] is None and "private" in (d["error"] or "").lower(), (host, d)
+            err = d["error"] or ""
+            assert d["status_code"] is None, (host, d)
+            assert err.startswith("refused: ") and "private" in err, (host, d)
+            assert "allow_private_targets" in err, (host, d)
+    (d, *_) = deliveries(ph, key, made["[::127.0.0.1]"]["id"], 4)
+    assert d["error"].startswith("refused: ::127.0.0.1 is IPv4-compatible (::/96)"), d
     time.sleep(1.5)
     assert rcv.requests == [], ("a private target is never contacted", calls(rcv))
-    for wh in accepted.values():
+    for wh in made.values():
         assert len(deliveries(ph, key, wh["id"], 4)) == 4, "given up after the schedule"
 
 

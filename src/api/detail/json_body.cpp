@@ -5,6 +5,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include <cstring>
+#include <vector>
+
 namespace posthorn::api::detail {
 
 namespace {
@@ -69,6 +72,55 @@ bool build(element e, json::value& out, int depth) {
 }
 
 }  // namespace
+
+std::optional<std::string> exceeds_json_limits(std::string_view text, const JsonLimits& limits) {
+    // keys[d]: the keys seen so far in the object open at depth d (arrays count none).
+    std::vector<std::size_t> keys;
+    std::size_t values = 1;
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    while (p < end) {
+        const char c = *p++;
+        switch (c) {
+            case '"':
+                // To the closing quote: one not preceded by an odd run of backslashes.
+                for (;;) {
+                    const auto* q = static_cast<const char*>(
+                        std::memchr(p, '"', static_cast<std::size_t>(end - p)));
+                    if (!q) return std::nullopt;  // unterminated: the parser says so
+                    const char* b = q;
+                    while (b > p && b[-1] == '\\') --b;
+                    p = q + 1;
+                    if ((q - b) % 2 == 0) break;
+                }
+                break;
+            case '[':
+            case '{':
+                if (static_cast<int>(keys.size()) >= limits.max_depth)
+                    return "the body nests arrays and objects more than " +
+                           std::to_string(limits.max_depth) + " deep";
+                keys.push_back(0);
+                break;
+            case ']':
+            case '}':
+                if (!keys.empty()) keys.pop_back();
+                break;
+            case ',':
+                if (++values > limits.max_values)
+                    return "the body has more than " + std::to_string(limits.max_values) +
+                           " JSON values";
+                break;
+            case ':':
+                if (!keys.empty() && ++keys.back() > limits.max_keys)
+                    return "an object in the body has more than " +
+                           std::to_string(limits.max_keys) + " keys";
+                break;
+            default:
+                break;
+        }
+    }
+    return std::nullopt;
+}
 
 void parse_json_body(std::string_view text, json::value& out, error_code& ec) {
     ec = {};
