@@ -19,6 +19,7 @@ packages=(
   libnet-ssleay-perl  # swaks's STARTTLS (a Recommends of swaks, which --no-install-recommends skips)
   openssl postfix  # postfix for its smtp-source load client (the daemon is not configured)
   postgresql-15  # the server the PostgreSQL tests start (tools/pg_test_server.py); pg_trgm is in it
+  nsd unbound ldnsutils  # DANE tests: a signed zone (ldns-signzone) on nsd behind a validating unbound
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

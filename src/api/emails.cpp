@@ -134,6 +134,16 @@ asio::awaitable<http::Response> get_email(Context ctx) {
                              {"code", r.bounce->code.empty() ? json::value(nullptr)
                                                              : json::value(r.bounce->code)},
                              {"message", r.bounce->message}};
+        // The TLS of its last attempt (docs/delivery.md, TLS policies); null before one.
+        rec["tls"] = nullptr;
+        if (r.tls)
+            rec["tls"] =
+                json::object{{"policy", r.tls->policy},
+                             {"version", r.tls->version.empty() ? json::value(nullptr)
+                                                                : json::value(r.tls->version)},
+                             {"verified", r.tls->verified},
+                             {"failure", r.tls->failure.empty() ? json::value(nullptr)
+                                                                : json::value(r.tls->failure)}};
         recipients.push_back(std::move(rec));
     }
     o["recipients"] = std::move(recipients);

@@ -300,8 +300,20 @@ const Spec kSpecs[] = {
              c.delivery.tls = TlsMode::opportunistic;
          else if (str(v) == "required")
              c.delivery.tls = TlsMode::required;
+         else if (str(v) == "verify")
+             c.delivery.tls = TlsMode::verify;
          else
-             fail(k, "must be off, opportunistic or required");
+             fail(k, "must be off, opportunistic, required or verify");
+     }},
+    {"delivery", "tls_ca_file", Kind::string,
+     [](Config& c, const std::string&, const Value& v) { c.delivery.tls_ca_file = str(v); }},
+    {"delivery", "mta_sts_port", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.delivery.mta_sts_port = int_in(k, v, 1, 65535);
+     }},
+    {"delivery", "mta_sts_allow_private", Kind::boolean,
+     [](Config& c, const std::string&, const Value& v) {
+         c.delivery.mta_sts_allow_private = std::get<bool>(v);
      }},
     {"delivery", "retry_schedule_s", Kind::int_list,
      [](Config& c, const std::string& k, const Value& v) {
@@ -535,6 +547,8 @@ Config load_config(const std::string& path, const Getenv& getenv) {
         require_readable("smtp.tls_cert", c.smtp.tls_cert);
         require_readable("smtp.tls_key", c.smtp.tls_key);
     }
+    if (!c.delivery.tls_ca_file.empty())
+        require_readable("delivery.tls_ca_file", c.delivery.tls_ca_file);
     if (c.database.url.empty()) c.database.url = "sqlite://" + c.server.data_dir + "/posthorn.db";
     if (c.server.master_key_file.empty())
         c.server.master_key_file = c.server.data_dir + "/master.key";

@@ -22,7 +22,7 @@ struct HostPort {
     std::string to_string() const;
 };
 
-enum class TlsMode { off, opportunistic, required };
+enum class TlsMode { off, opportunistic, required, verify };
 
 struct Config {
     struct {
@@ -76,6 +76,9 @@ struct Config {
         int mx_port = 25;
         std::optional<HostPort> relay;
         TlsMode tls = TlsMode::opportunistic;
+        std::string tls_ca_file;  // "": the system's CAs (verify, MTA-STS, DANE-TA chains)
+        int mta_sts_port = 443;   // of the MTA-STS policy host (tests only)
+        bool mta_sts_allow_private = false;  // fetch policies from private addresses (tests)
         std::vector<int> retry_schedule_s{60, 300, 1800, 7200, 21600};
         int connect_timeout_s = 30;
         int command_timeout_s = 300;

@@ -49,6 +49,20 @@ TEST(Config, DefaultsMatchDesign) {
     EXPECT_EQ(c.limits.max_attachment_bytes, 26214400);
     EXPECT_EQ(c.retention.logs_days, 90);
     EXPECT_EQ(c.delivery.tls, TlsMode::opportunistic);
+    EXPECT_EQ(c.delivery.tls_ca_file, "");
+    EXPECT_EQ(c.delivery.mta_sts_port, 443);
+    EXPECT_FALSE(c.delivery.mta_sts_allow_private);
+}
+
+TEST(Config, DeliveryTlsVerify) {
+    auto c = load_config(
+        "", Env{{{"POSTHORN_DELIVERY_TLS", "verify"}, {"POSTHORN_DELIVERY_MTA_STS_PORT", "8443"}}}
+                .getenv());
+    EXPECT_EQ(c.delivery.tls, TlsMode::verify);
+    EXPECT_EQ(c.delivery.mta_sts_port, 8443);
+    EXPECT_NE(
+        error_of("[delivery]\ntls_ca_file = \"/nonexistent.pem\"\n").find("delivery.tls_ca_file"),
+        std::string::npos);
 }
 
 TEST(Config, FileThenEnvironment) {

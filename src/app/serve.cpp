@@ -15,6 +15,7 @@
 #include "api/domains.hpp"
 #include "api/smtp_doors.hpp"
 #include "api/v1.hpp"
+#include "app/mta_sts_fetcher.hpp"
 #include "app/store_open.hpp"
 #include "core/client_limits.hpp"
 #include "core/clock.hpp"
@@ -262,12 +263,27 @@ int serve(const Config& config) {
                    .auth_throttle = &auth_throttle};
     api::V1 v1(deps);
 
+    // MTA-STS policies come through a client of their own: its own CAs and private-address
+    // setting (delivery.tls_ca_file, delivery.mta_sts_allow_private), not the webhooks'.
+    webhooks::HttpClient mta_sts_client({.timeout = std::chrono::seconds(10),
+                                         .allow_private = config.delivery.mta_sts_allow_private,
+                                         .user_agent = "posthorn-mta-sts/1",
+                                         .ca_file = config.delivery.tls_ca_file,
+                                         .private_setting = "delivery.mta_sts_allow_private"});
+    MtaStsFetcher mta_sts_fetcher(mta_sts_client);
     delivery::Options dopts{
         .hostname = config.smtp.hostname,
         .mx_port = static_cast<std::uint16_t>(config.delivery.mx_port),
-        .tls = config.delivery.tls == TlsMode::off        ? smtp::TlsMode::off
-               : config.delivery.tls == TlsMode::required ? smtp::TlsMode::required
-                                                          : smtp::TlsMode::opportunistic,
+        .tls = config.delivery.tls == TlsMode::off        ? delivery::TlsSetting::off
+               : config.delivery.tls == TlsMode::required ? delivery::TlsSetting::required
+               : config.delivery.tls == TlsMode::verify   ? delivery::TlsSetting::verify
+                                                          : delivery::TlsSetting::opportunistic,
+        .tls_ca_file = config.delivery.tls_ca_file,
+        .policy_fetcher = &mta_sts_fetcher,
+        .mta_sts_port = static_cast<std::uint16_t>(config.delivery.mta_sts_port),
+        // DANE trusts the AD bit only from resolvers the operator named (RFC 7672 §2.1:
+        // a validating resolver of its own, on a path it trusts), never /etc/resolv.conf's.
+        .dane = !config.dns.servers.empty(),
         .retry_schedule_s = config.delivery.retry_schedule_s,
         .connect_timeout = std::chrono::seconds(config.delivery.connect_timeout_s),
         .command_timeout = std::chrono::seconds(config.delivery.command_timeout_s),

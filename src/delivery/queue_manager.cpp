@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/tls.hpp"
+#include "delivery/tls_route.hpp"
 #include "domain/delivery_policy.hpp"
 #include "domain/email_rules.hpp"
 #include "mail/dkim.hpp"
@@ -25,15 +26,24 @@ constexpr UnixMs kRouteTtlMs = 60'000;
 // Where a route goes: the MX host names in the order tried (the relay's name). Domains
 // whose mail goes to the same hosts (the many domains of one mail provider) share one
 // destination: its sessions, its connection limit, and one transaction per email.
+// Hosts whose TLS must differ (an MTA-STS policy of one domain and not of another) do not
+// share sessions: the TLS is part of the key.
 std::string destination_of(const std::vector<Target>& targets) {
     std::string key;
     const std::string* last = nullptr;
     for (const auto& t : targets) {
         if (last && *last == t.host) continue;  // the same host's next address
-        key += (key.empty() ? "" : ",") + t.host;
+        key += (key.empty() ? "" : ",") + t.host + "~" + t.tls.key();
         last = &t.host;
     }
     return key;
+}
+
+// Policies that ask for TLS by themselves: without it, the mail waits (RFC 8461 §5, RFC 7672
+// §2.2), where delivery.tls = required fails it at once (domain/delivery_policy.cpp).
+bool policy_demands_tls(const HostTls& tls) {
+    return tls.policy == TlsPolicy::verify || tls.policy == TlsPolicy::mta_sts ||
+           tls.policy == TlsPolicy::dane;
 }
 
 // One email's recipients at one destination: one SMTP transaction.
@@ -41,6 +51,29 @@ struct Job {
     std::shared_ptr<store::QueuedEmail> email;
     std::vector<store::QueuedRecipient> recipients;
 };
+
+// What a failed open() comes to. A certificate that did not verify, or no STARTTLS where
+// a policy demands TLS, is a temporary failure that says which policy and why.
+AttemptResult tls_trouble(const error_code& ec, const std::string& where, const HostTls& tls,
+                          const smtp::Client& client) {
+    if (ec == smtp::errc::tls_not_verified) {
+        const auto why = client.peer() ? client.peer()->failure : std::string("not verified");
+        return AttemptResult{.stage = Stage::connect,
+                             .trouble = domain::Trouble::tls_failed,
+                             .text = where + ": the certificate does not verify for the " +
+                                     std::string(to_string(tls.policy)) + " policy: " + why,
+                             .tls = failed_tls(tls, &client, "certificate: " + why)};
+    }
+    auto a = from_error(ec, where, Stage::connect);
+    if (ec == smtp::errc::tls_unavailable && policy_demands_tls(tls)) {
+        a.trouble = domain::Trouble::tls_failed;
+        a.text = where + ": the server does not offer STARTTLS, and the " +
+                 std::string(to_string(tls.policy)) + " policy requires TLS";
+    }
+    if (ec == smtp::errc::tls_unavailable || ec == smtp::errc::tls_failed)
+        a.tls = failed_tls(tls, &client, a.text);
+    return a;
+}
 
 // Counts a job from the moment a session takes it until its outcome is recorded.
 class InHand {
@@ -66,7 +99,11 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
           clock(c),
           options(std::move(o)),
           timer(ex),
-          tls_context(crypto::client_context(false)) {}
+          tls_context(crypto::client_context(options.tls_ca_file)) {
+        if (options.policy_fetcher)
+            sts = std::make_unique<StsPolicies>(resolver, *options.policy_fetcher, clock,
+                                                options.mta_sts_port);
+    }
 
     asio::awaitable<void> run();
     asio::awaitable<void> resolve(std::vector<std::string> domains);
@@ -94,6 +131,7 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     Options options;
     asio::steady_timer timer;
     std::shared_ptr<asio::ssl::context> tls_context;
+    std::unique_ptr<StsPolicies> sts;  // touched on ex only
     std::atomic<bool> stopping{false};
     // Jobs waiting per destination (destination_of); that destination's sessions take them
     // one by one, so a session is reused for as long as its destination has mail (touched
@@ -136,7 +174,9 @@ domain::RecipientOutcome QueueManager::Impl::outcome_for(const store::QueuedReci
             ++counters.failed;
             break;
     }
-    return domain::outcome_of(r.id, r.attempts + 1, std::move(decision));
+    auto outcome = domain::outcome_of(r.id, r.attempts + 1, std::move(decision));
+    outcome.tls = a.tls;
+    return outcome;
 }
 
 // Writes outcomes of one email's recipients: the email's rules make the change, the store
@@ -258,6 +298,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
     std::optional<AttemptResult> no_session;  // why there is no session, for the jobs left
     std::size_t next_target = 0;
     bool retry_plain = false;  // the next open is the plain-text retry of a failed handshake
+    domain::TlsOutcome session_tls_outcome;  // of `client`
     while (auto next = next_job(destination)) {
         auto& job = *next;
         --backlog;
@@ -276,22 +317,34 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
                 break;
             }
             const auto& t = plain_retry ? targets[next_target - 1] : targets[next_target++];
+            const auto where = t.host + "[" + t.endpoint.address().to_string() +
+                               "]:" + std::to_string(t.endpoint.port());
+            if (!t.tls.refuse.empty()) {
+                // The TLS policy rules this host out (not an MTA-STS MX, a failed TLSA
+                // look-up): not even a connection; the next host may do.
+                if (next_target >= targets.size())
+                    no_session = AttemptResult{.stage = Stage::connect,
+                                               .trouble = domain::Trouble::tls_failed,
+                                               .text = where + ": " + t.tls.refuse,
+                                               .tls = failed_tls(t.tls, nullptr, t.tls.refuse)};
+                continue;
+            }
             smtp::ClientOptions co{.helo_name = options.hostname,
                                    .connect_timeout = options.connect_timeout,
                                    .command_timeout = options.command_timeout,
-                                   .tls = plain_retry ? smtp::TlsMode::off : options.tls,
+                                   .tls = plain_retry ? smtp::TlsMode::off : t.tls.mode,
                                    .tls_context = tls_context,
-                                   .server_name = t.host};
+                                   .server_name = t.host,
+                                   .peer_check = t.tls.check,
+                                   .require_verified = t.tls.require_verified};
             auto c = std::make_unique<smtp::Client>(ex, std::move(co));
-            const auto where = t.host + "[" + t.endpoint.address().to_string() +
-                               "]:" + std::to_string(t.endpoint.port());
             auto endpoint = t.endpoint;
             auto opened = co_await c->open(endpoint);
             ++counters.sessions;
             if (!opened) {
                 ++counters.connect_failures;
-                if (opened.error() == smtp::errc::tls_failed &&
-                    options.tls == smtp::TlsMode::opportunistic && !plain_retry) {
+                if (opened.error() == smtp::errc::tls_failed && t.tls.plain_fallback &&
+                    !plain_retry) {
                     log::info("delivery: TLS handshake with {} failed; once more in plain text",
                               where);
                     retry_plain = true;
@@ -300,7 +353,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
                 // Any other failure, TLS required but not offered included: the next
                 // server (MX) may do better; when none is left, this is the outcome.
                 if (next_target >= targets.size())
-                    no_session = from_error(opened.error(), where, Stage::connect);
+                    no_session = tls_trouble(opened.error(), where, t.tls, *c);
                 continue;
             }
             if (!opened->positive()) {
@@ -309,6 +362,11 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
                 if (next_target >= targets.size()) no_session = from_reply(*opened, Stage::connect);
                 continue;
             }
+            session_tls_outcome = session_tls(t.tls, *c, plain_retry);
+            if (!t.tls.report.empty() ||
+                (t.tls.check && !t.tls.require_verified && !session_tls_outcome.verified))
+                log::warn("delivery: {} ({} policy, reported only): {}", where,
+                          session_tls_outcome.policy, session_tls_outcome.failure);
             client = std::move(c);
         }
         if (stopping) break;  // the job keeps its lease; the next start lifts it
@@ -340,7 +398,8 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
         if (!tx) {
             // The session broke mid-transaction: nothing is known, so every recipient is
             // retried (at least once), and the next job gets a new session.
-            const auto why = from_error(tx.error(), "during the transaction", Stage::data);
+            auto why = from_error(tx.error(), "during the transaction", Stage::data);
+            why.tls = session_tls_outcome;
             for (auto& o : outcomes) o = why;
             client.reset();
             next_target = 0;
@@ -358,6 +417,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
                 outcomes[i] = AttemptResult{.stage = Stage::data,
                                             .trouble = domain::Trouble::network,
                                             .text = "no reply to DATA"};
+            outcomes[i].tls = session_tls_outcome;
         }
         co_await finish(job, outcomes);
     }
@@ -369,7 +429,16 @@ asio::awaitable<void> QueueManager::Impl::resolve_one(std::string domain,
                                                       std::shared_ptr<asio::steady_timer> done) {
     auto self = shared_from_this();
     auto relay = options.relay;
+    const bool relayed = relay.has_value();
     auto routed = co_await route(resolver, domain, std::move(relay), options.mx_port);
+    if (auto* found = std::get_if<std::vector<Target>>(&routed)) {
+        TlsInputs in{.setting = options.tls,
+                     .sts = sts.get(),
+                     .dane = options.dane,
+                     .port = options.mx_port,
+                     .relay = relayed};
+        routed = co_await with_tls(resolver, in, domain, std::move(*found));
+    }
     const auto* targets = std::get_if<std::vector<Target>>(&routed);
     auto destination = targets ? destination_of(*targets) : std::string();
     const UnixMs until = clock.now_ms() + (targets ? kRouteTtlMs : 0);

@@ -21,6 +21,8 @@
 #include "core/asio.hpp"
 #include "core/clock.hpp"
 #include "delivery/router.hpp"
+#include "delivery/sts_policies.hpp"
+#include "delivery/tls_policy.hpp"
 #include "dns/resolver.hpp"
 #include "smtp/client.hpp"
 #include "store/store.hpp"
@@ -31,7 +33,12 @@ struct Options {
     std::string hostname = "localhost";  // EHLO name and the host of the return path
     std::uint16_t mx_port = 25;
     std::optional<Relay> relay;
-    smtp::TlsMode tls = smtp::TlsMode::opportunistic;
+    TlsSetting tls = TlsSetting::opportunistic;  // delivery.tls (docs/delivery.md, TLS policies)
+    std::string tls_ca_file;                     // delivery.tls_ca_file; "": the system's CAs
+    // MTA-STS (RFC 8461) policies are fetched through it; none: MTA-STS is not honoured.
+    PolicyFetcher* policy_fetcher = nullptr;
+    std::uint16_t mta_sts_port = 443;  // delivery.mta_sts_port (tests only)
+    bool dane = false;  // DANE (RFC 7672): the resolver is a validating one of ours (dns.servers)
     std::vector<int> retry_schedule_s{60, 300, 1800, 7200, 21600};
     std::chrono::seconds connect_timeout{30};
     std::chrono::seconds command_timeout{300};

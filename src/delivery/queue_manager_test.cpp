@@ -160,7 +160,7 @@ class QueueManagerTest : public ::testing::Test {
     Options options() {
         return Options{.hostname = "posthorn.test",
                        .mx_port = port_,
-                       .tls = smtp::TlsMode::off,
+                       .tls = TlsSetting::off,
                        .retry_schedule_s = {60, 300},
                        .connect_timeout = 2s,
                        .command_timeout = 5s,

@@ -14,6 +14,7 @@
 
 #include "core/asio.hpp"
 #include "delivery/attempt.hpp"
+#include "delivery/tls_policy.hpp"
 #include "dns/resolver.hpp"
 
 namespace posthorn::delivery {
@@ -21,6 +22,7 @@ namespace posthorn::delivery {
 struct Target {
     std::string host;  // the MX name (for TLS SNI and our words)
     asio::ip::tcp::endpoint endpoint;
+    HostTls tls;  // what TLS the connection must have (delivery/tls_route.hpp fills it in)
 };
 
 struct Relay {

@@ -213,4 +213,21 @@ asio::awaitable<Result<std::vector<asio::ip::address>>> CaresResolver::addresses
         });
 }
 
+asio::awaitable<Result<TlsaAnswer>> CaresResolver::tlsa(std::string name) {
+    return lookup<TlsaAnswer>(
+        impl_->channel, [name = std::move(name)](Channel& ch, Deliver<TlsaAnswer> deliver) {
+            if (detail::is_bad_query_name(name)) {
+                deliver(make_error_code(errc::other));
+                return;
+            }
+            ch.query_ad(name, detail::kTypeTlsa,
+                        [deliver = std::move(deliver)](int status, detail::Answer answer) {
+                            if (status != ARES_SUCCESS)
+                                deliver(detail::from_ares_status(status));
+                            else
+                                deliver(detail::parse_tlsa_answer(answer));
+                        });
+        });
+}
+
 }  // namespace posthorn::dns

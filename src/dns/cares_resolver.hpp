@@ -8,8 +8,9 @@
 // answer, or cannot be reached, is failed over. A SERVFAIL or REFUSED answer is the answer
 // (errc::servfail, errc::refused): the next server is not asked (see detail/channel.cpp).
 //
-// Not here: caching (a decorator's job), DNSSEC validation (trust the recursor's AD bit,
-// when answers carry it), TLSA. Names are not IDNA-encoded here: pass A-labels.
+// Not here: caching (a decorator's job), DNSSEC validation (TLSA answers carry the
+// recursor's AD bit; trust it only from a validating server of ours). Names are not IDNA-encoded
+// here: pass A-labels.
 //
 // Thread-safety: every lookup may be called from any thread or coroutine, concurrently;
 // the caller resumes on its own executor. A lookup honours the cancellation slot of its
@@ -70,6 +71,7 @@ class CaresResolver final : public Resolver {
     asio::awaitable<Result<std::vector<std::string>>> cname(std::string name) override;
     asio::awaitable<Result<std::vector<MxRecord>>> mx(std::string name) override;
     asio::awaitable<Result<std::vector<asio::ip::address>>> addresses(std::string host) override;
+    asio::awaitable<Result<TlsaAnswer>> tlsa(std::string name) override;
 
   private:
     struct Impl;

@@ -49,6 +49,7 @@ struct AttemptResult {
     int code = 0;      // the reply's code, when one came
     std::string text;  // the reply as the server sent it ("550-5.1.1 …\r\n550 5.1.1 …"), or
                        // our words for the trouble
+    std::optional<TlsOutcome> tls;  // the TLS policy and what came of it, once one applied
 };
 
 struct RetryState {

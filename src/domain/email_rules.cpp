@@ -57,6 +57,7 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
         if (o.response) r.last_response = o.response;
         if (o.transmitted && !r.sent_at) r.sent_at = at;
         if (o.bounce) r.bounce = o.bounce;
+        if (o.tls) r.tls = o.tls;
         transmitted = transmitted || o.transmitted;
         change.recipients.push_back(RecipientChange{
             .id = r.id,
@@ -66,7 +67,8 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
             .last_response = r.last_response,
             .sent_at = r.sent_at,
             .final_at = is_final(r.status) ? std::optional<UnixMs>(at) : std::nullopt,
-            .bounce = r.bounce});
+            .bounce = r.bounce,
+            .tls = r.tls});
         if (o.suppress)
             change.suppressions.push_back(Suppression{.account_id = email.account_id,
                                                       .address = core::ascii_lower(r.address),

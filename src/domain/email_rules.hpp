@@ -24,6 +24,7 @@ struct RecipientOutcome {
     bool transmitted = false;                   // a server took the message (2xx after DATA)
     std::optional<Bounce> bounce;               // for a give-up
     std::optional<SuppressionReason> suppress;  // put the address on the suppression list
+    std::optional<TlsOutcome> tls;              // the attempt's TLS (kept when unset)
 };
 
 struct Outcomes {

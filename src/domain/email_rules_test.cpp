@@ -164,6 +164,26 @@ TEST(ApplyOutcomes, RetriesChangeTheRecipientButRaiseNothing) {
     EXPECT_FALSE(c->recipients[0].final_at);
 }
 
+TEST(ApplyOutcomes, TheAttemptsTlsIsKeptUntilAnotherAttemptSaysOtherwise) {
+    const TlsOutcome tls{.policy = "mta-sts", .version = "TLSv1.3", .verified = true};
+    auto e = email_with({recipient(1, "a@x.test")});
+    auto retry = RecipientOutcome{.recipient_id = 1,
+                                  .status = RecipientStatus::queued,
+                                  .attempts = 1,
+                                  .next_attempt_at = 7000,
+                                  .response = "451 later",
+                                  .tls = tls};
+    auto c = apply_outcomes(e, {.recipients = {retry}, .at = 1000});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->recipients[0].tls, tls);
+    // An outcome without TLS (a DNS failure, say) leaves the last one as it was.
+    e.recipients[0].tls = tls;
+    retry.tls.reset();
+    c = apply_outcomes(e, {.recipients = {retry}, .at = 2000});
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->recipients[0].tls, tls);
+}
+
 TEST(ApplyOutcomes, OutcomesForNoRecipientOfTheEmailChangeNothing) {
     const auto e = email_with({recipient(1, "a@x.test")});
     EXPECT_FALSE(apply_outcomes(e, {.recipients = {delivered(99)}, .at = 1}));

@@ -23,6 +23,17 @@ struct Bounce {
     bool operator==(const Bounce&) const = default;
 };
 
+// The TLS of a recipient's last attempt that reached the point of choosing it: which
+// policy applied (delivery/tls_policy.hpp: none, opportunistic, required, verify, mta-sts,
+// dane) and what came of it.
+struct TlsOutcome {
+    std::string policy;
+    std::string version;    // "TLSv1.3"; "" when the connection was not encrypted
+    bool verified = false;  // the certificate passed the policy's check
+    std::string failure;    // why not, or why the host was refused; "" when nothing failed
+    bool operator==(const TlsOutcome&) const = default;
+};
+
 struct Recipient {
     std::int64_t id = 0;
     std::string address;  // local@domain, domain canonical
@@ -34,6 +45,7 @@ struct Recipient {
     std::optional<std::string> last_response;  // the remote server's reply, verbatim
     std::optional<UnixMs> sent_at;             // when a server first took the message for it
     std::optional<Bounce> bounce;              // set when it was given up
+    std::optional<TlsOutcome> tls;             // of the last attempt that got that far
 };
 
 struct Email {
@@ -103,6 +115,7 @@ struct RecipientChange {
     std::optional<UnixMs> sent_at;
     std::optional<UnixMs> final_at;  // when it reached a final state
     std::optional<Bounce> bounce;
+    std::optional<TlsOutcome> tls;
 };
 
 // What the rules make of something that happened to an email: its new status and times,

@@ -145,6 +145,7 @@ struct Client::Impl {
     std::string buffer;
     std::set<std::string> extensions;
     std::optional<std::size_t> size;
+    std::optional<crypto::PeerResult> peer;
 };
 
 Client::Client(asio::any_io_executor ex, ClientOptions options)
@@ -153,6 +154,7 @@ Client::Client(asio::any_io_executor ex, ClientOptions options)
 Client::~Client() = default;
 
 bool Client::tls_active() const { return impl_->tls; }
+const std::optional<crypto::PeerResult>& Client::peer() const { return impl_->peer; }
 bool Client::has_extension(std::string_view k) const {
     return impl_->extensions.count(std::string(k)) != 0;
 }
@@ -182,10 +184,24 @@ asio::awaitable<Result<Reply>> Client::open(tcp::endpoint peer) {
                 if (!d.options.server_name.empty())
                     SSL_set_tlsext_host_name(d.stream.native_handle(),
                                              d.options.server_name.c_str());
+                if (d.options.peer_check)
+                    crypto::expect_peer(d.stream.native_handle(), *d.options.peer_check);
                 d.tcp().expires_after(d.options.command_timeout);
                 auto [hec] = co_await d.stream.async_handshake(asio::ssl::stream_base::client,
                                                                use_nothrow_awaitable);
                 if (hec) co_return errc::tls_failed;
+                d.peer = crypto::peer_result(d.stream.native_handle());
+                if (!d.options.peer_check) {
+                    d.peer->verified = false;  // nothing was asked of the certificate
+                    d.peer->failure.clear();
+                    d.peer->dane.clear();
+                } else if (!d.peer->verified && d.options.require_verified) {
+                    // RFC 8461 §5, RFC 7672 §2.2: not a word more to an unverified server.
+                    error_code ignored;
+                    d.tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+                    d.tcp().close();
+                    co_return errc::tls_not_verified;
+                }
                 d.tls = true;
                 d.buffer.clear();  // RFC 3207 §4.2: forget everything said before TLS
                 hello = co_await d.hello();

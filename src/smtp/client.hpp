@@ -17,6 +17,7 @@
 
 #include "core/asio.hpp"
 #include "core/result.hpp"
+#include "crypto/tls.hpp"
 #include "smtp/reply.hpp"
 
 namespace posthorn::smtp {
@@ -30,6 +31,12 @@ struct ClientOptions {
     TlsMode tls = TlsMode::opportunistic;
     std::shared_ptr<boost::asio::ssl::context> tls_context;  // needed unless tls == off
     std::string server_name;                                 // SNI and logs
+    // What the server's certificate is checked against (the names, or DANE TLSA records).
+    // Unset: not checked (opportunistic encryption).
+    std::optional<crypto::PeerCheck> peer_check;
+    // A certificate that fails peer_check ends open() with errc::tls_not_verified, before
+    // anything more is said on the connection. Unset: the result is only reported.
+    bool require_verified = false;
 };
 
 struct Envelope {
@@ -62,6 +69,9 @@ class Client {
     asio::awaitable<void> quit();
 
     bool tls_active() const;
+    // After a handshake (open() succeeded with TLS, or failed with tls_not_verified): the
+    // TLS version, and whether the certificate passed peer_check (false when unchecked).
+    const std::optional<crypto::PeerResult>& peer() const;
     bool has_extension(std::string_view keyword) const;  // upper-case keyword, "PIPELINING"
     std::optional<std::size_t> size_limit() const;
 

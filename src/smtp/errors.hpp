@@ -14,6 +14,7 @@ enum class errc {
     unexpected_eof,        // the server closed the connection mid-conversation
     tls_unavailable,       // TLS required, and STARTTLS not offered or refused
     tls_failed,            // the TLS handshake failed
+    tls_not_verified,      // the certificate did not pass the checks asked for (peer())
     not_ready,             // used before open() succeeded, or after the session broke
     smtputf8_unsupported,  // UTF-8 addresses, and the server does not offer SMTPUTF8
 };

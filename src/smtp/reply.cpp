@@ -23,6 +23,8 @@ class Category final : public boost::system::error_category {
                 return "TLS required but not offered";
             case errc::tls_failed:
                 return "TLS handshake failed";
+            case errc::tls_not_verified:
+                return "the server's TLS certificate did not verify";
             case errc::not_ready:
                 return "session not ready";
             case errc::smtputf8_unsupported:

@@ -313,7 +313,7 @@ TEST_F(SmtpServerTest, StartsTlsThenStartsOverWithAuth) {
     start(o);
     auto c = ready();
     EXPECT_EQ(c->say("STARTTLS"), "220 2.0.0 Ready to start TLS");
-    const auto client_tls = crypto::client_context(false);
+    const auto client_tls = crypto::client_context();
     ASSERT_FALSE(c->handshake(*client_tls));
 
     // RFC 3207 §4.2: the session starts over; STARTTLS is no longer offered, AUTH is.
@@ -741,7 +741,7 @@ TEST_F(SmtpServerTest, TellsIdleClientsThatTheyWaitedTooLong) {
     const auto before = std::chrono::steady_clock::now();
     auto t = ready();
     EXPECT_EQ(t->say("STARTTLS"), "220 2.0.0 Ready to start TLS");
-    const auto client_tls = crypto::client_context(false);
+    const auto client_tls = crypto::client_context();
     ASSERT_FALSE(t->handshake(*client_tls));
 
     EXPECT_TRUE(c->quiet_for(500ms));  // not before its time

@@ -83,7 +83,11 @@ const std::vector<CopyTable>& copy_tables() {
           {"bounce_type", K::text},
           {"bounce_code", K::text},
           {"bounce_message", K::text},
-          {"updated_at", K::integer}}},
+          {"updated_at", K::integer},
+          {"tls_policy", K::text},  // the last attempt's TLS (migrations 016 / 003)
+          {"tls_version", K::text},
+          {"tls_verified", K::boolean},
+          {"tls_failure", K::text}}},
         {"suppressions",
          {{"account_id", K::text},
           {"address", K::text},

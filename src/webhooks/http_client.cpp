@@ -37,7 +37,10 @@ void global_init() {
 struct Transfer {
     CURL* easy = nullptr;
     curl_slist* headers = nullptr;
+    curl_slist* resolve = nullptr;
     HttpRequest request;
+    bool get = false;  // a GET, whose answer is kept in `body`
+    std::string body;
     std::function<void(HttpResult)> done;
     bool allow_private = false;
     std::string refused;  // the special-purpose address not connected to, and its range
@@ -48,13 +51,16 @@ struct Transfer {
     ~Transfer() {
         if (easy) curl_easy_cleanup(easy);
         if (headers) curl_slist_free_all(headers);
+        if (resolve) curl_slist_free_all(resolve);
     }
 };
 
-std::size_t discard(char*, std::size_t size, std::size_t n, void* user) {
+std::size_t discard(char* data, std::size_t size, std::size_t n, void* user) {
     auto* t = static_cast<Transfer*>(user);
     t->answer_bytes += size * n;
-    return t->answer_bytes > kMaxAnswerBytes ? 0 : size * n;  // 0 ends a runaway answer
+    if (t->answer_bytes > kMaxAnswerBytes) return 0;  // 0 ends a runaway answer
+    if (t->get) t->body.append(data, size * n);
+    return size * n;
 }
 
 curl_socket_t open_socket(void* user, curlsocktype purpose, curl_sockaddr* a) {
@@ -138,10 +144,17 @@ void HttpClient::Impl::add(std::unique_ptr<Transfer> t) {
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
     curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->request.body.data());
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(t->request.body.size()));
+    if (!options.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
+    for (const auto& r : t->request.resolve) t->resolve = curl_slist_append(t->resolve, r.c_str());
+    if (t->resolve) curl_easy_setopt(e, CURLOPT_RESOLVE, t->resolve);
+    if (t->get) {
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else {
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->request.body.data());
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+                         static_cast<curl_off_t>(t->request.body.size()));
+    }
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &discard);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &open_socket);
@@ -168,12 +181,19 @@ void HttpClient::Impl::finish(CURL* easy, CURLcode code) {
                         .count();
     long status = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-    if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && status > 0)) {
+    if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && status > 0 && !t->get)) {
         r.status = static_cast<int>(status);
+        char* type = nullptr;
+        if (curl_easy_getinfo(easy, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
+            r.content_type = type;
+        r.body = std::move(t->body);
+    } else if (code == CURLE_WRITE_ERROR && t->get) {
+        r.error = "the answer is larger than 64 KiB";
     } else if (!t->refused.empty()) {
         r.error = "refused: " + t->refused +
                   "; private, loopback, link-local and other special-purpose targets are not "
-                  "connected to (webhooks.allow_private_targets is false)";
+                  "connected to (" +
+                  options.private_setting + " is false)";
     } else {
         r.error = t->error[0] ? t->error : curl_easy_strerror(code);
     }
@@ -204,9 +224,18 @@ HttpClient::HttpClient(Options options) : impl_(std::make_unique<Impl>(std::move
 HttpClient::~HttpClient() = default;
 
 void HttpClient::post(HttpRequest request, std::function<void(HttpResult)> done) {
+    start(std::move(request), std::move(done), false);
+}
+
+void HttpClient::get_then(HttpRequest request, std::function<void(HttpResult)> done) {
+    start(std::move(request), std::move(done), true);
+}
+
+void HttpClient::start(HttpRequest request, std::function<void(HttpResult)> done, bool get) {
     auto t = std::make_unique<Transfer>();
     t->request = std::move(request);
     t->done = std::move(done);
+    t->get = get;
     {
         std::lock_guard lock(impl_->mutex);
         impl_->incoming.push_back(std::move(t));
@@ -228,18 +257,23 @@ struct Waiting {
 struct PostOp {
     HttpClient* client;
     HttpRequest request;
+    bool get = false;
 
     template <class Handler>
     void operator()(Handler handler) {
         auto waiting = std::make_shared<Waiting<Handler>>(std::move(handler));
-        client->post(std::move(request), [waiting](HttpResult r) {
+        auto done = [waiting](HttpResult r) {
             auto executor = waiting->work.get_executor();
             asio::post(executor, [waiting, r = std::move(r)]() mutable {
                 auto h = std::move(waiting->handler);
                 waiting->work.reset();
                 std::move(h)(std::move(r));
             });
-        });
+        };
+        if (get)
+            client->get_then(std::move(request), std::move(done));
+        else
+            client->post(std::move(request), std::move(done));
     }
 };
 
@@ -248,6 +282,11 @@ struct PostOp {
 asio::awaitable<HttpResult> HttpClient::post(HttpRequest request) {
     return asio::async_initiate<const asio::use_awaitable_t<>&, void(HttpResult)>(
         PostOp{this, std::move(request)}, asio::use_awaitable);
+}
+
+asio::awaitable<HttpResult> HttpClient::get(HttpRequest request) {
+    return asio::async_initiate<const asio::use_awaitable_t<>&, void(HttpResult)>(
+        PostOp{this, std::move(request), true}, asio::use_awaitable);
 }
 
 }  // namespace posthorn::webhooks

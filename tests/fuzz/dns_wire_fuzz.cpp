@@ -30,5 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (auto q = read_name(message, at); q) qname = *q;
     }
     (void)parse_cname_answer(message, qname);
+    // TLSA RDATA is read within each record's bounds.
+    if (auto tlsa = parse_tlsa_answer(message); tlsa)
+        for (const auto& r : tlsa->records)
+            if (r.data.size() + 3 > size) __builtin_trap();
     return 0;
 }

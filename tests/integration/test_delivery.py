@@ -173,6 +173,9 @@ def test_refused_at_rcpt_bounces_and_suppresses(world):
         "type": "hard", "code": "5.1.1", "message": "550 5.1.1 no such user"}
     assert by["here@refuse.example.net"]["status"] == "DELIVERED"
     assert by["here@refuse.example.net"]["bounce"] is None
+    # A server without STARTTLS, under the default opportunistic TLS (docs/delivery.md).
+    assert all(r["tls"] == {"policy": "opportunistic", "version": None, "verified": False,
+                            "failure": None} for r in e["recipients"]), e
     # Suppressed now: the next email to it is BLOCKED without any attempt.
     attempts_before = len(sink.rcpt_attempts)
     em2 = send(ph, key, "gone@refuse.example.net")

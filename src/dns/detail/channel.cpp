@@ -112,6 +112,27 @@ void Channel::query(const std::string& name, int type, OnAnswer on_answer) {
     arm_timer();
 }
 
+void Channel::query_ad(const std::string& name, int type, OnAnswer on_answer) {
+    if (!channel_) {
+        on_answer(ARES_EDESTRUCTION, {});
+        return;
+    }
+    unsigned char* buf = nullptr;
+    int len = 0;
+    // RD set; the id is c-ares's to choose (ares_send writes its own); no EDNS0 (see open()).
+    const int status = ares_create_query(name.c_str(), kClassIn, type, 0, 1, &buf, &len, 0);
+    if (status != ARES_SUCCESS || buf == nullptr || len < static_cast<int>(kHeaderSize)) {
+        if (buf != nullptr) ares_free_string(buf);
+        on_answer(status == ARES_SUCCESS ? ARES_EBADQUERY : status, {});
+        return;
+    }
+    buf[3] = static_cast<unsigned char>(buf[3] | 0x20);  // AD, in the header's second flags octet
+    auto arg = std::make_unique<OnAnswer>(std::move(on_answer));
+    ares_send(channel_.get(), buf, len, &Channel::on_query_done, arg.release());
+    ares_free_string(buf);
+    arm_timer();
+}
+
 void Channel::on_query_done(void* arg, int status, int /*timeouts*/, unsigned char* abuf,
                             int alen) {
     const std::unique_ptr<OnAnswer> on_answer{static_cast<OnAnswer*>(arg)};

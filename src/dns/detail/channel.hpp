@@ -38,6 +38,10 @@ class Channel : public std::enable_shared_from_this<Channel> {
 
     // On the strand only. After close(), answers ARES_EDESTRUCTION at once.
     void query(const std::string& name, int type, OnAnswer on_answer);
+    // The same with the AD bit set in the query (RFC 6840 §5.7: asks a validating server to
+    // say whether it validated the answer), sent as built (ares_send). The answer comes
+    // whatever its RCODE: the caller reads it (ARES_SUCCESS with the message).
+    void query_ad(const std::string& name, int type, OnAnswer on_answer);
     // On the strand (or with no handler of ours left to run). Pending queries answer
     // ARES_EDESTRUCTION; sockets are closed by c-ares. Idempotent.
     void close();

@@ -80,6 +80,7 @@ Result<WireMessage> parse_message(std::span<const std::uint8_t> message) {
     const std::uint16_t flags = get16(message, 2);
     out.response = (flags & 0x8000) != 0;
     out.truncated = (flags & 0x0200) != 0;
+    out.authentic = (flags & 0x0020) != 0;
     out.rcode = flags & 0x000F;
     const std::uint16_t qdcount = get16(message, 4);
     const std::uint16_t ancount = get16(message, 6);
@@ -113,14 +114,14 @@ Result<WireMessage> parse_message(std::span<const std::uint8_t> message) {
     return out;
 }
 
-Result<std::vector<std::string>> parse_cname_answer(std::span<const std::uint8_t> message,
-                                                    std::string_view qname) {
-    auto parsed = parse_message(message);
-    if (!parsed) return parsed.error();
-    if (!parsed->response) return kBad;
-    switch (parsed->rcode) {
+namespace {
+
+// A response's RCODE as our error; the empty error_code for NOERROR.
+error_code rcode_error(const WireMessage& m) {
+    if (!m.response) return kBad;
+    switch (m.rcode) {
         case 0:
-            break;
+            return {};
         case 1:  // FORMERR: the server could not read our query
             return kBad;
         case 2:
@@ -132,6 +133,15 @@ Result<std::vector<std::string>> parse_cname_answer(std::span<const std::uint8_t
         default:
             return make_error_code(errc::other);
     }
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> parse_cname_answer(std::span<const std::uint8_t> message,
+                                                    std::string_view qname) {
+    auto parsed = parse_message(message);
+    if (!parsed) return parsed.error();
+    if (auto ec = rcode_error(*parsed)) return ec;
     const std::string want = canonical_name(qname);
     std::vector<std::string> targets;
     for (const WireRecord& rr : parsed->answers) {
@@ -145,6 +155,25 @@ Result<std::vector<std::string>> parse_cname_answer(std::span<const std::uint8_t
     }
     if (targets.empty()) return make_error_code(errc::no_data);
     return targets;
+}
+
+Result<TlsaAnswer> parse_tlsa_answer(std::span<const std::uint8_t> message) {
+    auto parsed = parse_message(message);
+    if (!parsed) return parsed.error();
+    if (auto ec = rcode_error(*parsed)) return ec;
+    TlsaAnswer out;
+    out.authenticated = parsed->authentic;
+    for (const WireRecord& rr : parsed->answers) {
+        if (rr.type != kTypeTlsa || rr.rclass != kClassIn) continue;
+        if (rr.rdata_length < 4) return kBad;
+        const auto* at = message.data() + rr.rdata_offset;
+        out.records.push_back(TlsaRecord{.usage = at[0],
+                                         .selector = at[1],
+                                         .matching_type = at[2],
+                                         .data = {at + 3, at + rr.rdata_length}});
+    }
+    if (out.records.empty()) return make_error_code(errc::no_data);
+    return out;
 }
 
 }  // namespace posthorn::dns::detail

@@ -15,6 +15,7 @@
 
 #include "core/result.hpp"
 #include "dns/errors.hpp"
+#include "dns/resolver.hpp"
 
 namespace posthorn::dns::detail {
 
@@ -23,6 +24,7 @@ inline constexpr std::uint16_t kTypeCname = 5;
 inline constexpr std::uint16_t kTypeMx = 15;
 inline constexpr std::uint16_t kTypeTxt = 16;
 inline constexpr std::uint16_t kTypeAaaa = 28;
+inline constexpr std::uint16_t kTypeTlsa = 52;  // RFC 6698 §7.1
 inline constexpr std::uint16_t kClassIn = 1;
 
 inline constexpr std::size_t kHeaderSize = 12;
@@ -43,6 +45,7 @@ struct WireMessage {
     std::uint16_t id = 0;
     bool response = false;   // QR
     bool truncated = false;  // TC
+    bool authentic = false;  // AD (RFC 4035 §3.2.3)
     int rcode = 0;
     std::vector<WireRecord> answers;  // the answer section; authority and additional are not read
 };
@@ -61,5 +64,11 @@ Result<WireMessage> parse_message(std::span<const std::uint8_t> message);
 // answer without such a CNAME no_data; a message that is not a response, bad_response.
 Result<std::vector<std::string>> parse_cname_answer(std::span<const std::uint8_t> message,
                                                     std::string_view qname);
+
+// The TLSA RRs of class IN in the answer (RFC 6698 §2.1), whatever their owner (a CNAME
+// chain the server followed leads to them, RFC 7671 §7), with the AD bit of the header.
+// RCODE 2/3/5 answer servfail/nxdomain/refused; no TLSA RR, no_data; an RR shorter than its
+// three fixed octets and one octet of data, bad_response.
+Result<TlsaAnswer> parse_tlsa_answer(std::span<const std::uint8_t> message);
 
 }  // namespace posthorn::dns::detail

@@ -294,3 +294,59 @@ TEST(WireMessage, SurvivesRandomCorruption) {
 
 }  // namespace
 }  // namespace posthorn::dns::detail
+
+namespace posthorn::dns::detail {
+namespace {
+
+TEST(WireTlsa, ReadsRecordsAndTheAdBit) {
+    const testing::Bytes rdata = {3, 1, 1, 0xAB, 0xCD};
+    auto m = testing::MessageBuilder{}
+                 .flags(0x8000 | 0x0100 | 0x0080 | 0x0020)  // QR RD RA AD
+                 .question("_25._tcp.mx.example.test", kTypeTlsa)
+                 .answer("_25._tcp.mx.example.test", kTypeTlsa, rdata)
+                 .answer("_25._tcp.mx.example.test", kTypeA, testing::Bytes{192, 0, 2, 1})
+                 .build();
+    auto r = parse_tlsa_answer(m);
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+    EXPECT_TRUE(r->authenticated);
+    ASSERT_EQ(r->records.size(), 1u);
+    EXPECT_EQ(r->records[0],
+              (TlsaRecord{.usage = 3, .selector = 1, .matching_type = 1, .data = {0xAB, 0xCD}}));
+}
+
+TEST(WireTlsa, WithoutAdIsNotAuthenticated) {
+    auto m = testing::MessageBuilder{}
+                 .flags(0x8000 | 0x0100 | 0x0080)
+                 .question("_25._tcp.mx.example.test", kTypeTlsa)
+                 .answer("_25._tcp.mx.example.test", kTypeTlsa, testing::Bytes{2, 0, 1, 0x01})
+                 .build();
+    auto r = parse_tlsa_answer(m);
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+    EXPECT_FALSE(r->authenticated);
+}
+
+TEST(WireTlsa, MapsRcodesAndEmptyAnswers) {
+    auto with_rcode = [](int rcode) {
+        return testing::MessageBuilder{}
+            .flags(0x8000)
+            .rcode(rcode)
+            .question("_25._tcp.mx.example.test", kTypeTlsa)
+            .build();
+    };
+    EXPECT_EQ(parse_tlsa_answer(with_rcode(0)).error(), errc::no_data);
+    EXPECT_EQ(parse_tlsa_answer(with_rcode(2)).error(), errc::servfail);
+    EXPECT_EQ(parse_tlsa_answer(with_rcode(3)).error(), errc::nxdomain);
+    EXPECT_EQ(parse_tlsa_answer(with_rcode(5)).error(), errc::refused);
+}
+
+TEST(WireTlsa, RefusesAShortRecord) {
+    auto m = testing::MessageBuilder{}
+                 .flags(0x8000)
+                 .question("_25._tcp.mx.example.test", kTypeTlsa)
+                 .answer("_25._tcp.mx.example.test", kTypeTlsa, testing::Bytes{3, 1, 1})
+                 .build();
+    EXPECT_EQ(parse_tlsa_answer(m).error(), errc::bad_response);
+}
+
+}  // namespace
+}  // namespace posthorn::dns::detail

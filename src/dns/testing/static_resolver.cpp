@@ -39,6 +39,14 @@ StaticResolver& StaticResolver::add_address(const std::string& host, const asio:
     return *this;
 }
 
+StaticResolver& StaticResolver::add_tlsa(const std::string& name, TlsaRecord record,
+                                         bool authenticated) {
+    auto& n = node(name);
+    n.tlsa.push_back(std::move(record));
+    n.tlsa_authenticated = authenticated;
+    return *this;
+}
+
 StaticResolver& StaticResolver::add_failure(const std::string& name, errc why) {
     node(name).failure = why;
     return *this;
@@ -74,6 +82,14 @@ asio::awaitable<Result<std::vector<MxRecord>>> StaticResolver::mx(std::string na
 asio::awaitable<Result<std::vector<asio::ip::address>>> StaticResolver::addresses(
     std::string host) {
     co_return find(host, &Node::addresses, true);
+}
+
+asio::awaitable<Result<TlsaAnswer>> StaticResolver::tlsa(std::string name) {
+    auto records = find(name, &Node::tlsa, true);
+    if (!records) co_return records.error();
+    co_return TlsaAnswer{
+        .records = std::move(*records),
+        .authenticated = zone_.at(detail::canonical_name(name)).tlsa_authenticated};
 }
 
 }  // namespace posthorn::dns

@@ -32,6 +32,9 @@ class StaticResolver final : public Resolver {
     StaticResolver& add_mx(const std::string& domain, const std::string& host,
                            std::uint16_t preference = 10);
     StaticResolver& add_address(const std::string& host, const asio::ip::address& ip);
+    // One TLSA RR of `name`; `authenticated` is the AD bit of every TLSA answer of `name`
+    // (the last call's word).
+    StaticResolver& add_tlsa(const std::string& name, TlsaRecord record, bool authenticated);
     // servfail, timeout, nxdomain, ...: every lookup of `name` fails so.
     StaticResolver& add_failure(const std::string& name, errc why);
 
@@ -39,6 +42,7 @@ class StaticResolver final : public Resolver {
     asio::awaitable<Result<std::vector<std::string>>> cname(std::string name) override;
     asio::awaitable<Result<std::vector<MxRecord>>> mx(std::string name) override;
     asio::awaitable<Result<std::vector<asio::ip::address>>> addresses(std::string host) override;
+    asio::awaitable<Result<TlsaAnswer>> tlsa(std::string name) override;
 
   private:
     struct Node {
@@ -46,6 +50,8 @@ class StaticResolver final : public Resolver {
         std::vector<std::string> cnames;
         std::vector<MxRecord> mx;
         std::vector<asio::ip::address> addresses;
+        std::vector<TlsaRecord> tlsa;
+        bool tlsa_authenticated = false;
         std::optional<errc> failure;
     };
     Node& node(const std::string& name);

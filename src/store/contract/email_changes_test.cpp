@@ -82,6 +82,39 @@ TEST_P(StoreContract, ChangesAreWrittenWhole) {
 
 // The decision sees the email as it stands, with all its recipients or none, as asked; an
 // open (domain::engage) changes the email alone.
+TEST_P(StoreContract, TheTlsOfAnAttemptIsKeptWithItsRecipient) {
+    const auto acc = make_account("acme");
+    const auto id = create(new_email(acc, make_domain(acc), 2, kT0));
+    auto r = find(acc.id, id).recipients;
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_FALSE(r[0].tls) << "none before an attempt";
+    const domain::TlsOutcome verified{
+        .policy = "mta-sts", .version = "TLSv1.3", .verified = true, .failure = ""};
+    const domain::TlsOutcome refused{.policy = "dane",
+                                     .version = "TLSv1.2",
+                                     .verified = false,
+                                     .failure = "no matching DANE TLSA records"};
+    auto ok = delivered(r[0]);
+    ok.tls = verified;
+    auto later = retry_at(r[1], kT0 + kMinute);
+    later.tls = refused;
+    domain::Outcomes o{.recipients = {ok, later}, .at = kT0 + 1000};
+    ASSERT_TRUE(run(store().change_email(acc.id, id, true, apply(o, nullptr))));
+    r = find(acc.id, id).recipients;
+    EXPECT_EQ(r[0].tls, verified);
+    EXPECT_EQ(r[1].tls, refused);
+
+    // A later outcome without TLS keeps the last one; one with TLS replaces it.
+    auto again = retry_at(r[1], kT0 + 2 * kMinute);
+    o = {.recipients = {again}, .at = kT0 + 2000};
+    ASSERT_TRUE(run(store().change_email(acc.id, id, true, apply(o, nullptr))));
+    EXPECT_EQ(find(acc.id, id).recipients[1].tls, refused);
+    again.tls = domain::TlsOutcome{.policy = "none"};
+    o = {.recipients = {again}, .at = kT0 + 3000};
+    ASSERT_TRUE(run(store().change_email(acc.id, id, true, apply(o, nullptr))));
+    EXPECT_EQ(find(acc.id, id).recipients[1].tls, domain::TlsOutcome{.policy = "none"});
+}
+
 TEST_P(StoreContract, TheDecisionSeesTheEmailAsItStands) {
     const auto acc = make_account("acme");
     const auto id = create(new_email(acc, make_domain(acc), 2, kT0));

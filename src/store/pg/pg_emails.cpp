@@ -132,8 +132,8 @@ Result<void> insert_email(Conn& c, const NewEmail& n) {
 Result<std::vector<Recipient>> recipients_of(Conn& c, const std::string& email_id) {
     auto rows = c.exec(
         "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response, "
-        "sent_at, bounce_type, bounce_code, bounce_message FROM recipients "
-        "WHERE email_id = $1 ORDER BY id",
+        "sent_at, bounce_type, bounce_code, bounce_message, tls_policy, tls_version, "
+        "tls_verified, tls_failure FROM recipients WHERE email_id = $1 ORDER BY id",
         Params().add(email_id));
     if (!rows) return rows.error();
     std::vector<Recipient> out;
@@ -153,6 +153,11 @@ Result<std::vector<Recipient>> recipients_of(Conn& c, const std::string& email_i
                 Bounce{.type = detail::read_name(r.text(9), domain::BounceType::undetermined),
                        .code = r.text(10),
                        .message = r.text(11)};
+        if (!r.is_null(12))
+            rc.tls = domain::TlsOutcome{.policy = r.text(12),
+                                        .version = r.opt_text(13).value_or(""),
+                                        .verified = !r.is_null(14) && r.boolean(14),
+                                        .failure = r.opt_text(15).value_or("")};
         out.push_back(std::move(rc));
     }
     return out;
@@ -199,12 +204,20 @@ Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& 
         else
             p.null(detail::Type::text).null(detail::Type::text).null(detail::Type::text);
         p.add(ch.at);
+        if (rc.tls)
+            p.add(rc.tls->policy).add(rc.tls->version).add(rc.tls->verified).add(rc.tls->failure);
+        else
+            p.null(detail::Type::text)
+                .null(detail::Type::text)
+                .null(detail::Type::boolean)
+                .null(detail::Type::text);
         // The outcome lifts the lease.
         auto r = c.exec(
             "UPDATE recipients SET status = $3, attempts = $4, next_attempt_at = $5, "
             "last_response = $6, sent_at = $7, final_at = $8, bounce_type = $9, "
             "bounce_code = $10, bounce_message = $11, lease_owner = NULL, lease_until = NULL, "
-            "updated_at = $12 WHERE id = $1 AND email_id = $2",
+            "updated_at = $12, tls_policy = $13, tls_version = $14, tls_verified = $15, "
+            "tls_failure = $16 WHERE id = $1 AND email_id = $2",
             p);
         if (!r) return r.error();
     }

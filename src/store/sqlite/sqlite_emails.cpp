@@ -349,7 +349,8 @@ static Result<Email> email_where(Db& db, const char* where, const std::string& a
     // Its recipients: the range of ids the row holds (migration 010).
     auto r = db.prepare(
         "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response, "
-        "sent_at, bounce_type, bounce_code, bounce_message "
+        "sent_at, bounce_type, bounce_code, bounce_message, tls_policy, tls_version, "
+        "tls_verified, tls_failure "
         "FROM recipients WHERE id BETWEEN ?1 AND ?2 AND email_id = ?3 ORDER BY id");
     if (!r) return r.error();
     r->bind(1, s->opt_int64(22)).bind(2, s->opt_int64(23)).bind_ref(3, e.id);
@@ -376,6 +377,11 @@ static Result<Email> email_where(Db& db, const char* where, const std::string& a
                 Bounce{.type = detail::read_name(r->text(9), domain::BounceType::undetermined),
                        .code = r->text(10),
                        .message = r->text(11)};
+        if (!r->is_null(12))
+            rc.tls = domain::TlsOutcome{.policy = r->text(12),
+                                        .version = r->opt_text(13).value_or(""),
+                                        .verified = r->opt_int64(14).value_or(0) != 0,
+                                        .failure = r->opt_text(15).value_or("")};
         e.recipients.push_back(std::move(rc));
     }
     return e;
@@ -404,7 +410,8 @@ static Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
             "UPDATE recipients SET status = ?3, attempts = ?4, next_attempt_at = ?5, "
             "last_response = ?6, sent_at = ?7, final_at = ?8, bounce_type = ?9, "
             "bounce_code = ?10, bounce_message = ?11, lease_owner = NULL, lease_until = NULL, "
-            "updated_at = ?12 WHERE id = ?1 AND email_id = ?2");
+            "updated_at = ?12, tls_policy = ?13, tls_version = ?14, tls_verified = ?15, "
+            "tls_failure = ?16 WHERE id = ?1 AND email_id = ?2");
         if (!s) return s.error();
         s->bind(1, rc.id)
             .bind_ref(2, e.id)
@@ -419,6 +426,11 @@ static Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
             s->bind_ref(9, domain::name(rc.bounce->type))
                 .bind_ref(10, rc.bounce->code)
                 .bind_ref(11, rc.bounce->message);
+        if (rc.tls)
+            s->bind_ref(13, rc.tls->policy)
+                .bind_ref(14, rc.tls->version)
+                .bind(15, rc.tls->verified ? 1 : 0)
+                .bind_ref(16, rc.tls->failure);
         if (auto r = s->run(); !r) return r;
     }
     for (const auto& sup : c.suppressions) {

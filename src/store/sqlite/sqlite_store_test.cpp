@@ -18,8 +18,8 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (015_send_counts).
-constexpr int kLatestVersion = 15;
+// The schema version of the last migration (016_recipient_tls).
+constexpr int kLatestVersion = 16;
 
 namespace fs = std::filesystem;
 
