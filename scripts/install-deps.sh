@@ -59,6 +59,22 @@ export DEBIAN_FRONTEND=noninteractive
 if printf '%s\n' "${missing[@]}" | grep -qx postfix; then
   echo "postfix postfix/main_mailer_type select No configuration" | "${sudo[@]}" debconf-set-selections
 fi
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# nsd and unbound are run by the tests on ports of their own: their packages must not start
+# the system services on port 53, where both would want to listen (nsd's install fails when
+# it cannot start outside systemd). Unless the host already has a policy (containers do),
+# one that forbids starting those two is in place for the install (invoke-rc.d(8)).
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\ncase "$1" in nsd|unbound) exit 101;; esac\nexit 0\n' |
+    "${sudo[@]}" tee "$policy" >/dev/null
+  "${sudo[@]}" chmod 755 "$policy"
+  own_policy=1
+fi
+status=0
+"${sudo[@]}" apt-get update -qq || status=$?
+[[ $status -ne 0 ]] ||
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+[[ $own_policy -eq 0 ]] || "${sudo[@]}" rm -f "$policy"
+[[ $status -eq 0 ]] || exit "$status"
 install_node_clients
