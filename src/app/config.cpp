@@ -281,6 +281,10 @@ const Spec kSpecs[] = {
      [](Config& c, const std::string& k, const Value& v) {
          c.delivery.mx_port = int_in(k, v, 1, 65535);
      }},
+    {"delivery", "allow_private_targets", Kind::boolean,
+     [](Config& c, const std::string&, const Value& v) {
+         c.delivery.allow_private_targets = std::get<bool>(v);
+     }},
     {"delivery", "relay", Kind::string,
      [](Config& c, const std::string& k, const Value& v) {
          if (str(v).empty()) {

@@ -75,6 +75,7 @@ struct Config {
     struct {
         int mx_port = 25;
         std::optional<HostPort> relay;
+        bool allow_private_targets = false;  // MX hosts at private addresses
         TlsMode tls = TlsMode::opportunistic;
         std::string tls_ca_file;  // "": the system's CAs (verify, MTA-STS, DANE-TA chains)
         int mta_sts_port = 443;   // of the MTA-STS policy host (tests only)

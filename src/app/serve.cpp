@@ -294,6 +294,7 @@ int serve(const Config& config) {
         .node_id = config.server.node_id};
     if (config.delivery.relay)
         dopts.relay = delivery::Relay{config.delivery.relay->host, config.delivery.relay->port};
+    dopts.allow_private_targets = config.delivery.allow_private_targets;
     delivery::QueueManager queue(pool.context(pool.size() - 1).get_executor(),
                                  blocking.get_executor(),
                                  {.queue = stores, .emails = stores, .domains = stores}, **resolver,

@@ -430,7 +430,8 @@ asio::awaitable<void> QueueManager::Impl::resolve_one(std::string domain,
     auto self = shared_from_this();
     auto relay = options.relay;
     const bool relayed = relay.has_value();
-    auto routed = co_await route(resolver, domain, std::move(relay), options.mx_port);
+    auto routed = co_await route(resolver, domain, std::move(relay), options.mx_port,
+                                 options.allow_private_targets);
     if (auto* found = std::get_if<std::vector<Target>>(&routed)) {
         TlsInputs in{.setting = options.tls,
                      .sts = sts.get(),

@@ -33,6 +33,7 @@ struct Options {
     std::string hostname = "localhost";  // EHLO name and the host of the return path
     std::uint16_t mx_port = 25;
     std::optional<Relay> relay;
+    bool allow_private_targets = false;          // delivery.allow_private_targets (router.hpp)
     TlsSetting tls = TlsSetting::opportunistic;  // delivery.tls (docs/delivery.md, TLS policies)
     std::string tls_ca_file;                     // delivery.tls_ca_file; "": the system's CAs
     // MTA-STS (RFC 8461) policies are fetched through it; none: MTA-STS is not honoured.

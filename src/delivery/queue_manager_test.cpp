@@ -160,6 +160,7 @@ class QueueManagerTest : public ::testing::Test {
     Options options() {
         return Options{.hostname = "posthorn.test",
                        .mx_port = port_,
+                       .allow_private_targets = true,  // the test's MX is on loopback
                        .tls = TlsSetting::off,
                        .retry_schedule_s = {60, 300},
                        .connect_timeout = 2s,

@@ -2,6 +2,7 @@
 
 #include <boost/asio/ip/address.hpp>
 
+#include "core/address.hpp"
 #include "dns/errors.hpp"
 
 namespace posthorn::delivery {
@@ -33,7 +34,8 @@ asio::awaitable<Result<std::vector<asio::ip::address>>> addresses_of(dns::Resolv
 }  // namespace
 
 asio::awaitable<Route> route(dns::Resolver& resolver, std::string domain,
-                             std::optional<Relay> relay, std::uint16_t mx_port) {
+                             std::optional<Relay> relay, std::uint16_t mx_port,
+                             bool allow_private) {
     std::vector<Target> out;
     if (relay) {
         auto addrs = co_await addresses_of(resolver, relay->host);
@@ -56,14 +58,27 @@ asio::awaitable<Route> route(dns::Resolver& resolver, std::string domain,
         co_return Route(dns_trouble("MX " + domain, mx.error()));
     }
     error_code last;
+    std::optional<asio::ip::address> refused;  // a private address left out
     for (const auto& host : hosts) {
         auto addrs = co_await addresses_of(resolver, host);
         if (!addrs) {
             last = addrs.error();
             continue;
         }
-        for (const auto& a : *addrs) out.push_back({host, {a, mx_port}});
+        for (const auto& a : *addrs) {
+            if (!allow_private && core::is_private_address(a)) {
+                refused = a;
+                continue;
+            }
+            out.push_back({host, {a, mx_port}});
+        }
     }
+    if (out.empty() && refused)
+        co_return Route(
+            trouble(Trouble::no_address, "the mail servers of " + domain +
+                                             " are at private or special-purpose addresses only (" +
+                                             refused->to_string() +
+                                             "), which delivery.allow_private_targets refuses"));
     if (out.empty()) {
         if (hosts.size() == 1 && hosts.front() == domain && dns::is_not_found(last))
             co_return Route(

@@ -31,10 +31,15 @@ struct Relay {
 };
 
 // The targets in the order to try, or what came of trying to find them (stage `route`),
-// for every recipient of the domain.
+// for every recipient of the domain. Unless `allow_private`, an MX address that is not on
+// the public Internet (core::is_private_address) is never a target: a recipient domain is
+// chosen by an API user, and its MX must not make posthorn connect into the operator's
+// network. A domain whose every address is private has no address to deliver to. The
+// relay is the operator's own choice and is not checked.
 asio::awaitable<std::variant<std::vector<Target>, AttemptResult>> route(dns::Resolver& resolver,
                                                                         std::string domain,
                                                                         std::optional<Relay> relay,
-                                                                        std::uint16_t mx_port);
+                                                                        std::uint16_t mx_port,
+                                                                        bool allow_private);
 
 }  // namespace posthorn::delivery

@@ -107,6 +107,20 @@ def dkim_ok(ph, message: bytes) -> bool:
     return dkim.verify(message, dnsfunc=dnsfunc)
 
 
+def test_mail_servers_at_private_addresses_are_refused_by_default(world):
+    # A recipient's domain is the API user's choice: its MX on loopback (as every test MX
+    # is) must not make posthorn connect into the operator's network unless allowed.
+    sink = world.sink("accept")
+    ph, key = world.server(POSTHORN_DELIVERY_ALLOW_PRIVATE_TARGETS="false")
+    em = send(ph, key, "ann@accept.example.net")
+    e = wait_status(ph, key, em)
+    assert e["status"] == "FAILED", e  # as for a domain with no address (5.1.2)
+    (r,) = e["recipients"]
+    assert "private or special-purpose addresses only" in r["last_response"], r
+    assert "delivery.allow_private_targets" in r["last_response"], r
+    assert sink.connections == 0  # not even a connection was made
+
+
 def test_accepted_mail_is_delivered_and_dkim_signed(world):
     sink = world.sink("accept")
     ph, key = world.server()
