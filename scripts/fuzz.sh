@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MAX_LEN=${MAX_LEN:-8192}
 JOBS=${JOBS:-2}
-all=(dns_wire smtp_command smtp_reply smtp_session address ip_address mime_parse dsn_parse api_json json_limits http_request proxy_header api_query tracking_token bearer webhook_url track_html)
+all=(dns_wire smtp_command smtp_reply smtp_session address ip_address mime_parse dsn_parse api_json json_limits api_bodies http_request proxy_header api_query tracking_token bearer webhook_url track_html mta_sts_policy)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "api/bodies.hpp"
 #include "core/blocking.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
@@ -309,17 +310,8 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
 // ---- handlers ----
 
 asio::awaitable<http::Response> create_domain(Context ctx) {
-    if (!ctx.body.is_object()) co_return detail::validation_error("body must be a JSON object");
-    const auto& body = ctx.body.as_object();
-    for (const auto& [k, v] : body)
-        if (k != "domain")
-            co_return detail::validation_error("unknown field '" + std::string(k) + "'");
-    const auto* field = body.if_contains("domain");
-    if (!field || !field->is_string())
-        co_return detail::validation_error("domain is required and must be a string");
-    auto name = mail::normalize_domain(std::string(field->as_string()));
-    if (auto* bad = std::get_if<mail::BadDomain>(&name))
-        co_return detail::validation_error("domain: " + bad->reason);
+    auto name = read_domain_create(ctx.body);
+    if (auto* bad = std::get_if<BodyError>(&name)) co_return detail::validation_error(bad->message);
     const auto& canonical = std::get<std::string>(name);
 
     // Cheap check first, so that a duplicate does not cost two RSA key generations.
@@ -389,35 +381,10 @@ asio::awaitable<http::Response> get_domain(Context ctx) {
 }
 
 asio::awaitable<http::Response> update_domain(Context ctx) {
-    if (!ctx.body.is_object()) co_return detail::validation_error("body must be a JSON object");
-    store::DomainSettings st;
-    struct Field {
-        const char* group;
-        const char* name;
-        std::optional<bool>* out;
-    };
-    const Field fields[] = {{"config", "sending", &st.sending},
-                            {"config", "inbound", &st.inbound},
-                            {"tracking", "open_tracking", &st.open_tracking},
-                            {"tracking", "click_tracking", &st.click_tracking}};
-    for (const auto& [group, value] : ctx.body.as_object()) {
-        if (group != "config" && group != "tracking")
-            co_return detail::validation_error("unknown field '" + std::string(group) + "'");
-        if (!value.is_object())
-            co_return detail::validation_error(std::string(group) + " must be an object");
-        for (const auto& [key, v] : value.as_object()) {
-            const Field* f = nullptr;
-            for (const auto& cand : fields)
-                if (group == cand.group && key == cand.name) f = &cand;
-            if (!f)
-                co_return detail::validation_error("unknown field '" + std::string(group) + "." +
-                                                   std::string(key) + "'");
-            if (!v.is_bool())
-                co_return detail::validation_error(std::string(group) + "." + std::string(key) +
-                                                   " must be true or false");
-            *f->out = v.as_bool();
-        }
-    }
+    auto settings = read_domain_settings(ctx.body);
+    if (auto* bad = std::get_if<BodyError>(&settings))
+        co_return detail::validation_error(bad->message);
+    const auto& st = std::get<store::DomainSettings>(settings);
     auto d = co_await find(ctx);
     if (!d) co_return not_found_or_error(d.error());
     auto r = co_await ctx.deps.domains.update_domain_settings(ctx.account_id, d->id, st,

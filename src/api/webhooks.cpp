@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "api/webhook_url.hpp"
+#include "api/bodies.hpp"
 #include "core/id.hpp"
 #include "crypto/keys.hpp"
 #include "domain/vocabulary.hpp"
@@ -30,61 +30,6 @@ json::object to_json(const store::Webhook& w) {
             {"created_at", format_iso8601(w.created_at)}};
 }
 
-// The url, or the message of the 400.
-std::variant<std::string, std::string> parse_url(const json::value& v, bool allow_private) {
-    using Err = std::variant<std::string, std::string>;
-    if (!v.is_string()) return Err(std::in_place_index<1>, "url must be a string");
-    std::string url(v.as_string());
-    if (auto msg = webhook_url_error(url, allow_private))
-        return Err(std::in_place_index<1>, std::move(*msg));
-    return Err(std::in_place_index<0>, std::move(url));
-}
-
-// The events, deduplicated in their order, or the message of the 400.
-std::variant<std::vector<domain::EventKind>, std::string> parse_events(const json::value& v) {
-    using Out = std::variant<std::vector<domain::EventKind>, std::string>;
-    if (!v.is_array() || v.as_array().empty())
-        return Out(std::in_place_index<1>, "events must be a non-empty array of event names");
-    std::vector<domain::EventKind> out;
-    for (const auto& e : v.as_array()) {
-        if (!e.is_string())
-            return Out(std::in_place_index<1>, "events must be a non-empty array of event names");
-        const std::string name(e.as_string());
-        const auto kind = domain::from_name<domain::EventKind>(name);
-        if (!kind) {
-            std::string known;
-            for (auto k : domain::kEventKindNames)
-                known += (known.empty() ? "" : ", ") + std::string(k);
-            return Out(std::in_place_index<1>,
-                       "events: unknown event '" + name + "' (known: " + known + ")");
-        }
-        if (std::find(out.begin(), out.end(), *kind) == out.end()) out.push_back(*kind);
-    }
-    return Out(std::in_place_index<0>, std::move(out));
-}
-
-// Reads {url, events, status} (all optional here); the message of the 400, if any.
-std::optional<std::string> read_fields(const Context& ctx, store::WebhookPatch& p) {
-    if (!ctx.body.is_object()) return "body must be a JSON object";
-    for (const auto& [key, value] : ctx.body.as_object()) {
-        if (key == "url") {
-            auto u = parse_url(value, ctx.deps.allow_private_webhooks);
-            if (u.index() == 1) return std::get<1>(u);
-            p.url = std::move(std::get<0>(u));
-        } else if (key == "events") {
-            auto e = parse_events(value);
-            if (auto* msg = std::get_if<std::string>(&e)) return *msg;
-            p.events = std::move(std::get<0>(e));
-        } else if (key == "status") {
-            if (!value.is_bool()) return "status must be true or false";
-            p.active = value.as_bool();
-        } else {
-            return "unknown field '" + std::string(key) + "'";
-        }
-    }
-    return std::nullopt;
-}
-
 http::Response not_found_or_error(const error_code& ec) {
     if (ec == store::errc::not_found) return detail::not_found("webhook not found");
     return detail::internal_error("read the webhook", ec);
@@ -93,8 +38,9 @@ http::Response not_found_or_error(const error_code& ec) {
 }  // namespace
 
 asio::awaitable<http::Response> create_webhook(Context ctx) {
-    store::WebhookPatch p;
-    if (auto msg = read_fields(ctx, p)) co_return detail::validation_error(*msg);
+    auto read = read_webhook_fields(ctx.body, ctx.deps.allow_private_webhooks);
+    if (auto* bad = std::get_if<BodyError>(&read)) co_return detail::validation_error(bad->message);
+    auto& p = std::get<store::WebhookPatch>(read);
     if (!p.url) co_return detail::validation_error("url is required");
     if (!p.events) co_return detail::validation_error("events is required");
     const auto now = ctx.deps.clock.now_ms();
@@ -135,8 +81,9 @@ asio::awaitable<http::Response> get_webhook(Context ctx) {
 }
 
 asio::awaitable<http::Response> update_webhook(Context ctx) {
-    store::WebhookPatch p;
-    if (auto msg = read_fields(ctx, p)) co_return detail::validation_error(*msg);
+    auto read = read_webhook_fields(ctx.body, ctx.deps.allow_private_webhooks);
+    if (auto* bad = std::get_if<BodyError>(&read)) co_return detail::validation_error(bad->message);
+    auto& p = std::get<store::WebhookPatch>(read);
     auto id = detail::param(ctx, "id");
     auto w = co_await ctx.deps.webhooks.update_webhook(ctx.account_id, std::move(id), std::move(p),
                                                        ctx.deps.clock.now_ms());

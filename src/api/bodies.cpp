@@ -1,0 +1,109 @@
+#include "api/bodies.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <algorithm>
+
+#include "api/webhook_url.hpp"
+#include "domain/vocabulary.hpp"
+#include "mail/domain_name.hpp"
+
+namespace posthorn::api {
+
+namespace json = boost::json;
+
+namespace {
+
+BodyError error(std::string message) { return BodyError{std::move(message)}; }
+
+// The events, deduplicated in their order.
+std::variant<std::vector<domain::EventKind>, BodyError> read_events(const json::value& v) {
+    if (!v.is_array() || v.as_array().empty())
+        return error("events must be a non-empty array of event names");
+    std::vector<domain::EventKind> out;
+    for (const auto& e : v.as_array()) {
+        if (!e.is_string()) return error("events must be a non-empty array of event names");
+        const std::string name(e.as_string());
+        const auto kind = domain::from_name<domain::EventKind>(name);
+        if (!kind) {
+            std::string known;
+            for (auto k : domain::kEventKindNames)
+                known += (known.empty() ? "" : ", ") + std::string(k);
+            return error("events: unknown event '" + name + "' (known: " + known + ")");
+        }
+        if (std::find(out.begin(), out.end(), *kind) == out.end()) out.push_back(*kind);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::variant<std::string, BodyError> read_domain_create(const json::value& body) {
+    if (!body.is_object()) return error("body must be a JSON object");
+    const auto& o = body.as_object();
+    for (const auto& [k, v] : o)
+        if (k != "domain") return error("unknown field '" + std::string(k) + "'");
+    const auto* field = o.if_contains("domain");
+    if (!field || !field->is_string()) return error("domain is required and must be a string");
+    auto name = mail::normalize_domain(std::string(field->as_string()));
+    if (auto* bad = std::get_if<mail::BadDomain>(&name)) return error("domain: " + bad->reason);
+    return std::get<std::string>(std::move(name));
+}
+
+std::variant<store::DomainSettings, BodyError> read_domain_settings(const json::value& body) {
+    if (!body.is_object()) return error("body must be a JSON object");
+    store::DomainSettings st;
+    struct Field {
+        const char* group;
+        const char* name;
+        std::optional<bool> store::DomainSettings::*out;
+    };
+    static constexpr Field kFields[] = {
+        {"config", "sending", &store::DomainSettings::sending},
+        {"config", "inbound", &store::DomainSettings::inbound},
+        {"tracking", "open_tracking", &store::DomainSettings::open_tracking},
+        {"tracking", "click_tracking", &store::DomainSettings::click_tracking}};
+    for (const auto& [group, value] : body.as_object()) {
+        if (group != "config" && group != "tracking")
+            return error("unknown field '" + std::string(group) + "'");
+        if (!value.is_object()) return error(std::string(group) + " must be an object");
+        for (const auto& [key, v] : value.as_object()) {
+            const Field* f = nullptr;
+            for (const auto& cand : kFields)
+                if (group == cand.group && key == cand.name) f = &cand;
+            if (!f)
+                return error("unknown field '" + std::string(group) + "." + std::string(key) + "'");
+            if (!v.is_bool())
+                return error(std::string(group) + "." + std::string(key) +
+                             " must be true or false");
+            st.*(f->out) = v.as_bool();
+        }
+    }
+    return st;
+}
+
+std::variant<store::WebhookPatch, BodyError> read_webhook_fields(const json::value& body,
+                                                                 bool allow_private) {
+    if (!body.is_object()) return error("body must be a JSON object");
+    store::WebhookPatch p;
+    for (const auto& [key, value] : body.as_object()) {
+        if (key == "url") {
+            if (!value.is_string()) return error("url must be a string");
+            std::string url(value.as_string());
+            if (auto msg = webhook_url_error(url, allow_private)) return error(std::move(*msg));
+            p.url = std::move(url);
+        } else if (key == "events") {
+            auto e = read_events(value);
+            if (auto* bad = std::get_if<BodyError>(&e)) return std::move(*bad);
+            p.events = std::get<std::vector<domain::EventKind>>(std::move(e));
+        } else if (key == "status") {
+            if (!value.is_bool()) return error("status must be true or false");
+            p.active = value.as_bool();
+        } else {
+            return error("unknown field '" + std::string(key) + "'");
+        }
+    }
+    return p;
+}
+
+}  // namespace posthorn::api

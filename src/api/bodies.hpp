@@ -1,0 +1,33 @@
+// api/bodies.hpp — the JSON bodies of the small /v1 routes (domains, webhooks), read into
+// what the stores take or refused with the message of a 400 VALIDATION_ERROR. Pure, so that
+// they are fuzzed apart from the handlers (tests/fuzz/api_bodies_fuzz.cpp); the send body
+// has its own reader (send_request.hpp).
+#pragma once
+
+#include <boost/json/fwd.hpp>
+
+#include <string>
+#include <variant>
+
+#include "store/types.hpp"
+
+namespace posthorn::api {
+
+struct BodyError {
+    std::string message;  // "unknown field 'x'", "url must be a string", …
+};
+
+// POST /v1/domains {"domain"}: the canonical name (lower case, no final dot, A-labels).
+std::variant<std::string, BodyError> read_domain_create(const boost::json::value& body);
+
+// PATCH /v1/domains/{id} {"config": {sending, inbound}, "tracking": {open_tracking,
+// click_tracking}}: the settings given (each optional).
+std::variant<store::DomainSettings, BodyError> read_domain_settings(const boost::json::value& body);
+
+// POST and PATCH /v1/webhooks {url, events, status}, each optional here (create requires
+// url and events itself). The url passes webhook_url_error(url, allow_private); the events
+// are known kinds, each once, in the order given.
+std::variant<store::WebhookPatch, BodyError> read_webhook_fields(const boost::json::value& body,
+                                                                 bool allow_private);
+
+}  // namespace posthorn::api

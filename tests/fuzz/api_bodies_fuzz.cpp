@@ -1,0 +1,100 @@
+// libFuzzer target for the JSON bodies of the small /v1 routes (src/api/bodies.cpp):
+// POST /v1/domains, PATCH /v1/domains/{id}, POST and PATCH /v1/webhooks. The first byte
+// picks the route (and whether private webhook targets are allowed); the rest is the body,
+// bounded and parsed as the API does. What a reader accepts is what the store may keep: a
+// domain name in canonical form that reads back as itself; settings and webhook fields that
+// read back the same from their own JSON, a url that passes the webhook URL check, events
+// each once.
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "api/bodies.hpp"
+#include "api/detail/json_body.hpp"
+#include "api/webhook_url.hpp"
+#include "domain/vocabulary.hpp"
+
+namespace {
+
+namespace json = boost::json;
+using namespace posthorn;
+
+json::value settings_json(const store::DomainSettings& s) {
+    json::object config, tracking, out;
+    if (s.sending) config["sending"] = *s.sending;
+    if (s.inbound) config["inbound"] = *s.inbound;
+    if (s.open_tracking) tracking["open_tracking"] = *s.open_tracking;
+    if (s.click_tracking) tracking["click_tracking"] = *s.click_tracking;
+    if (!config.empty()) out["config"] = std::move(config);
+    if (!tracking.empty()) out["tracking"] = std::move(tracking);
+    return out;
+}
+
+json::value webhook_json(const store::WebhookPatch& p) {
+    json::object out;
+    if (p.url) out["url"] = *p.url;
+    if (p.events) {
+        json::array events;
+        for (auto e : *p.events) events.emplace_back(domain::name(e));
+        out["events"] = std::move(events);
+    }
+    if (p.active) out["status"] = *p.active;
+    return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size < 1) return 0;
+    const int route = data[0] % 3;
+    const bool allow_private = (data[0] & 0x80) != 0;
+    const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+    if (api::detail::exceeds_json_limits(text, {})) return 0;
+    json::value body;
+    error_code ec;
+    api::detail::parse_json_body(text, body, ec);
+    if (ec) return 0;
+    if (route == 0) {
+        auto r = api::read_domain_create(body);
+        const auto* name = std::get_if<std::string>(&r);
+        if (!name) return 0;
+        if (name->empty() || name->size() > 253 || name->back() == '.') __builtin_trap();
+        if (std::any_of(name->begin(), name->end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+            __builtin_trap();
+        auto again = api::read_domain_create(json::object{{"domain", *name}});
+        const auto* same = std::get_if<std::string>(&again);
+        if (!same || *same != *name) __builtin_trap();
+    } else if (route == 1) {
+        auto r = api::read_domain_settings(body);
+        const auto* st = std::get_if<store::DomainSettings>(&r);
+        if (!st) return 0;
+        auto again = api::read_domain_settings(settings_json(*st));
+        const auto* same = std::get_if<store::DomainSettings>(&again);
+        if (!same || same->sending != st->sending || same->inbound != st->inbound ||
+            same->open_tracking != st->open_tracking || same->click_tracking != st->click_tracking)
+            __builtin_trap();
+    } else {
+        auto r = api::read_webhook_fields(body, allow_private);
+        const auto* p = std::get_if<store::WebhookPatch>(&r);
+        if (!p) return 0;
+        if (p->url && api::webhook_url_error(*p->url, allow_private)) __builtin_trap();
+        if (p->events) {
+            auto events = *p->events;
+            if (events.empty()) __builtin_trap();
+            std::sort(events.begin(), events.end());
+            if (std::adjacent_find(events.begin(), events.end()) != events.end()) __builtin_trap();
+        }
+        auto again = api::read_webhook_fields(webhook_json(*p), allow_private);
+        const auto* same = std::get_if<store::WebhookPatch>(&again);
+        if (!same || same->url != p->url || same->events != p->events || same->active != p->active)
+            __builtin_trap();
+    }
+    return 0;
+}
