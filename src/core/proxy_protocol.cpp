@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/log.hpp"
+
 namespace posthorn::core {
 namespace {
 
@@ -148,6 +150,25 @@ asio::awaitable<Result<std::optional<tcp::endpoint>>> read_proxy_header(
     deadline->done = true;
     if (h.status == Status::invalid) co_return asio::error::invalid_argument;
     co_return h.source;
+}
+
+asio::awaitable<std::optional<tcp::endpoint>> client_endpoint(tcp::socket& socket,
+                                                              bool proxy_protocol,
+                                                              const std::vector<Network>& trusted,
+                                                              const char* listener) {
+    constexpr std::chrono::seconds kHeaderTimeout{10};
+    error_code ec;
+    auto peer = socket.remote_endpoint(ec);
+    if (ec) co_return std::nullopt;  // gone already
+    if (!proxy_protocol || !in_networks(trusted, peer.address())) co_return peer;
+    auto source = co_await read_proxy_header(socket, kHeaderTimeout);
+    if (!source) {
+        log::warn("{}: no valid PROXY header from {}: {}", listener, peer.address().to_string(),
+                  source.error().message());
+        socket.close(ec);
+        co_return std::nullopt;
+    }
+    co_return source->value_or(peer);
 }
 
 }  // namespace posthorn::core

@@ -11,8 +11,10 @@
 #include <cstddef>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "core/asio.hpp"
+#include "core/client_limits.hpp"
 #include "core/result.hpp"
 
 namespace posthorn::core {
@@ -39,5 +41,13 @@ ProxyHeader parse_proxy_header(std::string_view bytes);
 // late or the connection ended.
 asio::awaitable<Result<std::optional<asio::ip::tcp::endpoint>>> read_proxy_header(
     asio::ip::tcp::socket& socket, std::chrono::milliseconds timeout);
+
+// The client a new connection stands for: its peer, or, when `proxy_protocol` is on and the
+// peer is in `trusted`, the client its PROXY header names (the peer itself for a LOCAL
+// header). nullopt when the peer is gone, or a required header is missing, broken or late:
+// the socket is then closed and a warning naming `listener` logged.
+asio::awaitable<std::optional<asio::ip::tcp::endpoint>> client_endpoint(
+    asio::ip::tcp::socket& socket, bool proxy_protocol, const std::vector<Network>& trusted,
+    const char* listener);
 
 }  // namespace posthorn::core

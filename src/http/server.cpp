@@ -34,7 +34,6 @@ namespace {
 
 constexpr std::size_t kHeaderLimit = 16 * 1024;
 constexpr std::chrono::seconds kLingerTime{2};
-constexpr std::chrono::seconds kProxyHeaderTimeout{10};
 
 struct Conn {
     explicit Conn(tcp::socket s) : stream(std::move(s)) {}
@@ -229,18 +228,10 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
     buffer.reserve(16 * 1024);
     auto& socket = conn->stream.socket();
     error_code ec;
-    auto peer = socket.remote_endpoint(ec);
-    if (ec) co_return;  // gone already
-    if (options.proxy_protocol && core::in_networks(options.limits.trusted, peer.address())) {
-        auto source = co_await core::read_proxy_header(socket, kProxyHeaderTimeout);
-        if (!source) {
-            log::warn("http: no valid PROXY header from {}: {}", peer.address().to_string(),
-                      source.error().message());
-            socket.close(ec);
-            co_return;
-        }
-        if (*source) peer = **source;
-    }
+    auto client = co_await core::client_endpoint(socket, options.proxy_protocol,
+                                                 options.limits.trusted, "http");
+    if (!client) co_return;
+    const auto& peer = *client;
     const std::string ip = peer.address().to_string();
     // room() made room before the accept: a full listener here is one over by a moment.
     auto place = limits.take(peer.address(), std::chrono::steady_clock::now());

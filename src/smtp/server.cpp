@@ -52,8 +52,6 @@ struct Conn {
     std::atomic<bool> evicted{false};  // closed to make room for another client
 };
 
-constexpr std::chrono::seconds kProxyHeaderTimeout{10};
-
 }  // namespace
 
 struct Server::Impl : std::enable_shared_from_this<Impl> {
@@ -575,18 +573,10 @@ bool Server::Impl::make_room(const std::string& newcomer) {
 asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
     auto& socket = conn->stream.next_layer().socket();
     error_code ec;
-    auto peer = socket.remote_endpoint(ec);
-    if (ec) co_return;  // gone already
-    if (options.proxy_protocol && core::in_networks(options.limits.trusted, peer.address())) {
-        auto source = co_await core::read_proxy_header(socket, kProxyHeaderTimeout);
-        if (!source) {
-            log::warn("smtp: no valid PROXY header from {}: {}", peer.address().to_string(),
-                      source.error().message());
-            socket.close(ec);
-            co_return;
-        }
-        if (*source) peer = **source;
-    }
+    auto client = co_await core::client_endpoint(socket, options.proxy_protocol,
+                                                 options.limits.trusted, "smtp");
+    if (!client) co_return;
+    const auto& peer = *client;
     const std::string ip = peer.address().to_string();
     const auto now = std::chrono::steady_clock::now();
     auto place = limits.take(peer.address(), now);

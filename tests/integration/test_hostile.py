@@ -13,6 +13,7 @@ import pytest
 from support import store
 from support.posthorn import wait_for
 from test_http_frame import error_of
+from test_smtp import greeting
 
 # The listeners and the request framing, above the store: what is tested here does not
 # depend on the back end, and one run (on SQLite) keeps CI's time for the rest.
@@ -140,18 +141,6 @@ def test_an_object_with_millions_of_keys_is_refused_cheaply(server):
     assert healthz_time(server) < 1.0
 
 
-def smtp_greeting(port, source, timeout=10):
-    """A connection from `source` (an address in 127/8) and the server's first line."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0))
-    said = b""
-    while not said.endswith(b"\r\n"):
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        said += chunk
-    return s, said
-
-
 def test_idle_smtp_clients_cannot_fill_a_listener(posthorn_factory):
     # 20 addresses × 50 idle sessions fill the 1,000 places of the inbound listener; the
     # busiest client gives up its longest-waiting session to a newcomer instead of every
@@ -168,16 +157,16 @@ def test_idle_smtp_clients_cannot_fill_a_listener(posthorn_factory):
     try:
         for a in range(20):
             for _ in range(50):
-                s, said = smtp_greeting(port, f"127.0.1.{a + 1}")
+                s, said = greeting(port, f"127.0.1.{a + 1}")
                 assert said.startswith(b"220 "), (a, said)
                 held.append(s)
         # The 51st of one address is told why and closed.
-        s, said = smtp_greeting(port, "127.0.1.1")
+        s, said = greeting(port, "127.0.1.1")
         assert said == (b"421 4.7.0 posthorn.test too many connections from your address, "
                         b"try again later\r\n"), said
         s.close()
         # A newcomer gets in: one of the busiest clients' sessions makes room, and is told.
-        s, said = smtp_greeting(port, "127.0.2.1")
+        s, said = greeting(port, "127.0.2.1")
         assert said.startswith(b"220 "), said
         s.sendall(b"EHLO client.test\r\n")
         assert b"250 " in s.recv(4096)
@@ -194,7 +183,7 @@ def test_idle_smtp_clients_cannot_fill_a_listener(posthorn_factory):
         assert last.recv(4096).startswith(b"421 4.4.2 posthorn.test idle too long")
         assert time.monotonic() - t < 8
         # The other listener counts its own.
-        s, said = smtp_greeting(ph.submission_port, "127.0.1.1")
+        s, said = greeting(ph.submission_port, "127.0.1.1")
         assert said.startswith(b"220 "), said
         s.close()
     finally:
@@ -215,19 +204,19 @@ def test_connection_rate_and_trusted_networks(posthorn_factory):
                                "POSTHORN_HTTP_MAX_CONNECTIONS_PER_CLIENT": "3"}).start()
     # Five new SMTP connections a minute from one address; the sixth is refused.
     for _ in range(5):
-        s, said = smtp_greeting(ph.submission_port, "127.0.3.1")
+        s, said = greeting(ph.submission_port, "127.0.3.1")
         assert said.startswith(b"220 "), said
         s.close()
-    s, said = smtp_greeting(ph.submission_port, "127.0.3.1")
+    s, said = greeting(ph.submission_port, "127.0.3.1")
     assert said == (b"421 4.7.0 posthorn.test too many connections from your address in the "
                     b"last minute, try again later\r\n"), said
     s.close()
-    s, said = smtp_greeting(ph.submission_port, "127.0.3.2")  # another address
+    s, said = greeting(ph.submission_port, "127.0.3.2")  # another address
     assert said.startswith(b"220 "), said
     s.close()
     # A trusted address is not held to it.
     for _ in range(10):
-        s, said = smtp_greeting(ph.submission_port, "127.0.0.1")
+        s, said = greeting(ph.submission_port, "127.0.0.1")
         assert said.startswith(b"220 "), said
         s.close()
 

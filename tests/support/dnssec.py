@@ -33,7 +33,25 @@ def _wait_port(proc: subprocess.Popen, port: int, log: pathlib.Path, what: str) 
     raise AssertionError(f"{what} did not start: " + log.read_text(errors="replace"))
 
 
-class SignedZone:
+class _Daemon:
+    """A peer run in the foreground (-d) until stop(); its stderr goes to <dir>/<name>.log."""
+    proc = None
+
+    def _run(self, name: str, args: list[str]) -> None:
+        log = self.dir / f"{name}.log"
+        log.touch()
+        self.proc = subprocess.Popen([TOOLS[name], *args],
+                                     stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
+        _wait_port(self.proc, self.port, log, name)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+class SignedZone(_Daemon):
     """`origin`'s records (zone-file lines relative to it), signed and served by nsd."""
 
     def __init__(self, workdir: pathlib.Path, origin: str):
@@ -82,20 +100,11 @@ zone:
     name: "{self.origin}"
     zonefile: "{self.dir}/zone.signed"
 """)
-        log = self.dir / "nsd.log"
-        self.proc = subprocess.Popen([TOOLS["nsd"], "-d", "-c", str(conf)],
-                                     stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
-        _wait_port(self.proc, self.port, log, "nsd")
+        self._run("nsd", ["-d", "-c", str(conf)])
         return self
 
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
-        self.proc = None
 
-
-class Unbound:
+class Unbound(_Daemon):
     """A validating resolver: `zone` through its trust anchor, the rest from `fallback`
     ("127.0.0.1:port")."""
 
@@ -140,15 +149,5 @@ forward-zone:
         return f"127.0.0.1:{self.port}"
 
     def start(self) -> "Unbound":
-        log = self.dir / "unbound.log"
-        log.touch()
-        self.proc = subprocess.Popen([TOOLS["unbound"], "-d", "-c", str(self.conf)],
-                                     stdout=subprocess.DEVNULL, stderr=open(log, "ab"))
-        _wait_port(self.proc, self.port, log, "unbound")
+        self._run("unbound", ["-d", "-c", str(self.conf)])
         return self
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
-        self.proc = None
