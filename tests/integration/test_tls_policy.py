@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from support import store
 from support.dnsmasq import Dnsmasq
 from support.dnssec import SignedZone, Unbound, missing_tools
 from support.domains import dns_env, verified_domain
@@ -14,6 +15,10 @@ from support.mta_sts_server import MtaStsServer
 from support.posthorn import free_port
 from support.smtp_sink import SmtpSink, self_signed
 from support.test_ca import TestCa, leaf_spki_sha256
+
+# The TLS policies of delivery, above the store (whose keeping of each recipient's TLS has
+# its contract test on both back ends): one run, on SQLite, keeps CI's time for the rest.
+pytestmark = pytest.mark.skipif(store.on_pg(), reason="delivery's TLS; one run is enough")
 
 SENDER = "mail.example.com"
 FINAL = {"DELIVERED", "BOUNCED", "FAILED", "BLOCKED"}
