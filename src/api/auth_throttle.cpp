@@ -36,8 +36,8 @@ int AuthThrottle::failures(const std::string& client, Clock::time_point now) {
     return it == clients_.end() ? 0 : count(it->second, now);
 }
 
-std::chrono::milliseconds AuthThrottle::failed(const std::string& client, std::string_view prefix,
-                                               Clock::time_point now) {
+AuthThrottle::Failure AuthThrottle::failed(const std::string& client, std::string_view prefix,
+                                           Clock::time_point now) {
     std::lock_guard lock(mutex_);
     bound(clients_, now);
     auto& mine = clients_[client];
@@ -45,7 +45,8 @@ std::chrono::milliseconds AuthThrottle::failed(const std::string& client, std::s
     mine.push_back(now);
     // A client's list never needs more than max_failures entries to say it is locked.
     while (static_cast<int>(mine.size()) > options_.max_failures) mine.pop_front();
-    int worst = static_cast<int>(mine.size());
+    const int failures = static_cast<int>(mine.size());
+    int worst = failures;
     if (!prefix.empty()) {
         bound(prefixes_, now);
         auto& theirs = prefixes_[std::string(prefix)];
@@ -54,8 +55,9 @@ std::chrono::milliseconds AuthThrottle::failed(const std::string& client, std::s
         while (static_cast<int>(theirs.size()) > options_.max_failures) theirs.pop_front();
         worst = std::max(worst, static_cast<int>(theirs.size()));
     }
-    if (worst <= kFreeFailures) return std::chrono::milliseconds(0);
-    return std::min(options_.max_delay, options_.step * (worst - kFreeFailures));
+    if (worst <= kFreeFailures) return {.failures = failures};
+    return {.delay = std::min(options_.max_delay, options_.step * (worst - kFreeFailures)),
+            .failures = failures};
 }
 
 }  // namespace posthorn::api

@@ -40,9 +40,13 @@ class AuthThrottle {
     // True while `client` is locked out.
     bool locked(const std::string& client, Clock::time_point now);
     // Counts a failure of `client` presenting a key that starts with `prefix` ("" when it
-    // did not look like a key), and answers how long to wait before saying so.
-    std::chrono::milliseconds failed(const std::string& client, std::string_view prefix,
-                                     Clock::time_point now);
+    // did not look like a key): how long to wait before saying so, and the client's
+    // failures now (max_failures or more: it is locked out).
+    struct Failure {
+        std::chrono::milliseconds delay{0};
+        int failures = 0;
+    };
+    Failure failed(const std::string& client, std::string_view prefix, Clock::time_point now);
     // The failures of `client` counted now.
     int failures(const std::string& client, Clock::time_point now);
     const AuthThrottleOptions& options() const { return options_; }

@@ -10,18 +10,18 @@ using namespace std::chrono_literals;
 TEST(AuthThrottle, SlowsThenLocksOutAClient) {
     AuthThrottle t({.max_failures = 5, .window = 60s, .step = 100ms, .max_delay = 250ms});
     const auto t0 = AuthThrottle::Clock::now();
-    EXPECT_EQ(t.failed("192.0.2.1", "ph_AAAAAAAA", t0), 0ms);
-    EXPECT_EQ(t.failed("192.0.2.1", "ph_BBBBBBBB", t0), 0ms);
-    EXPECT_EQ(t.failed("192.0.2.1", "ph_CCCCCCCC", t0), 100ms);
-    EXPECT_EQ(t.failed("192.0.2.1", "", t0), 200ms);
+    EXPECT_EQ(t.failed("192.0.2.1", "ph_AAAAAAAA", t0).delay, 0ms);
+    EXPECT_EQ(t.failed("192.0.2.1", "ph_BBBBBBBB", t0).delay, 0ms);
+    EXPECT_EQ(t.failed("192.0.2.1", "ph_CCCCCCCC", t0).delay, 100ms);
+    EXPECT_EQ(t.failed("192.0.2.1", "", t0).delay, 200ms);
     EXPECT_FALSE(t.locked("192.0.2.1", t0));
-    EXPECT_EQ(t.failed("192.0.2.1", "", t0), 250ms);  // at most max_delay
+    EXPECT_EQ(t.failed("192.0.2.1", "", t0).delay, 250ms);  // at most max_delay
     EXPECT_TRUE(t.locked("192.0.2.1", t0 + 59s));
     EXPECT_FALSE(t.locked("192.0.2.2", t0));  // another client is not
     // The failures age out of the window, and with them the lock-out.
     EXPECT_FALSE(t.locked("192.0.2.1", t0 + 60s));
     EXPECT_EQ(t.failures("192.0.2.1", t0 + 60s), 0);
-    EXPECT_EQ(t.failed("192.0.2.1", "", t0 + 61s), 0ms);
+    EXPECT_EQ(t.failed("192.0.2.1", "", t0 + 61s).delay, 0ms);
 }
 
 TEST(AuthThrottle, AKeyGuessedFromManyClientsIsSlowedWithoutLockingThemOut) {
@@ -29,7 +29,7 @@ TEST(AuthThrottle, AKeyGuessedFromManyClientsIsSlowedWithoutLockingThemOut) {
     const auto t0 = AuthThrottle::Clock::now();
     for (int i = 0; i < 4; ++i) t.failed("198.51.100." + std::to_string(i), "ph_TARGET00", t0);
     // The fifth client has failed once, but the prefix four times before: slowed.
-    EXPECT_EQ(t.failed("198.51.100.9", "ph_TARGET00", t0), 300ms);
+    EXPECT_EQ(t.failed("198.51.100.9", "ph_TARGET00", t0).delay, 300ms);
     for (int i = 0; i < 5; ++i) EXPECT_FALSE(t.locked("198.51.100." + std::to_string(i), t0));
 }
 

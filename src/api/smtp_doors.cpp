@@ -203,9 +203,8 @@ class Submission final : public smtp::SessionHandler {
         auto* throttle = deps_.auth_throttle;
         std::chrono::milliseconds delay{0};
         if (throttle) {
-            const auto now = AuthThrottle::Clock::now();
-            delay = throttle->failed(client_, prefix, now);
-            const int n = throttle->failures(client_, now);
+            const auto [wait, n] = throttle->failed(client_, prefix, AuthThrottle::Clock::now());
+            delay = wait;
             log::warn("smtp submission: failed AUTH from {}{}: {} in the last {} s{}", ip_,
                       prefix.empty() ? "" : " with key " + prefix + "...", n,
                       throttle->options().window.count(),
