@@ -197,6 +197,11 @@ int serve(const Config& config) {
                                        ? static_cast<std::size_t>(config.server.network_threads)
                                    : cores > 1 ? cores - 1
                                                : 1;
+    // The threads are made before the store so that the store goes first at the end: work
+    // still queued on its threads holds the network contexts' executors, and is dropped
+    // while those contexts exist (what is queued on theirs holds nothing of the store's).
+    core::IoPool pool(io_threads);
+    asio::thread_pool blocking(cores);
     auto store = open_store(config, cores);
     if (!store) return 1;
 
@@ -212,8 +217,6 @@ int serve(const Config& config) {
     if (!tracking_key) return 1;
 
     core::SystemClock clock;
-    core::IoPool pool(io_threads);
-    asio::thread_pool blocking(cores);
     dns::library_init();
     std::vector<dns::ServerAddress> servers;
     for (const auto& s : config.dns.servers) servers.push_back({s.host, s.port});

@@ -22,10 +22,13 @@ Listener::~Listener() {
     if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
+// The first LISTEN runs here, on the opener's thread: once the store is open, it hears every
+// commit that follows (another node's mail sent a moment later is not missed).
 void Listener::start() {
-    thread_ = std::thread([this] {
+    const bool listening = listen();
+    thread_ = std::thread([this, listening] {
         core::name_this_thread("ph-pg-listen");
-        loop();
+        loop(listening);
     });
 }
 
@@ -44,8 +47,7 @@ bool Listener::listen() {
     return true;
 }
 
-void Listener::loop() {
-    bool listening = listen();
+void Listener::loop(bool listening) {
     while (!stop_) {
         if (!listening) {
             // Lost: try again each second; once back, wake every listener, since what was

@@ -30,11 +30,11 @@ class Listener {
     Listener(const Listener&) = delete;
     Listener& operator=(const Listener&) = delete;
 
-    void start();
+    void start();  // LISTENs, then starts the thread
     void stop();
 
   private:
-    void loop();
+    void loop(bool listening);
     bool listen();  // LISTEN on every channel; false when the connection failed
 
     Conn conn_;
