@@ -12,6 +12,7 @@
 #include "app/serve.hpp"
 #include "app/store_copy.hpp"
 #include "core/log.hpp"
+#include "core/version.hpp"
 
 using namespace posthorn;
 
@@ -32,6 +33,8 @@ int run(int argc, char** argv) {
     CLI::App cli{"posthorn — a self-hosted transactional email service"};
     cli.require_subcommand(1);
     cli.fallthrough();
+    cli.set_version_flag("-V,--version", std::string("posthorn ") + std::string(core::version()),
+                         "print the version and exit");
     std::string config_path;
     cli.add_option("-c,--config", config_path, "TOML config file (env POSTHORN_* overrides it)");
 

@@ -21,6 +21,7 @@
 #include "core/clock.hpp"
 #include "core/io_pool.hpp"
 #include "core/log.hpp"
+#include "core/version.hpp"
 #include "crypto/hash.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/tls.hpp"
@@ -407,11 +408,12 @@ int serve(const Config& config) {
     asio::co_spawn(pool.context(pool.size() - 1), queue.run(), asio::detached);
     asio::co_spawn(pool.context(0), hooks.run(), asio::detached);
     log::info(
-        "posthorn serving: http on {}:{}, submission on {}:{}, inbound on {}:{} ({} network "
+        "posthorn {} serving: http on {}:{}, submission on {}:{}, inbound on {}:{} ({} network "
         "thread{}), database {}, node {}",
-        bound->address().to_string(), bound->port(), sub_bound->address().to_string(),
-        sub_bound->port(), in_bound->address().to_string(), in_bound->port(), io_threads,
-        io_threads == 1 ? "" : "s", database_for_log(config), config.server.node_id);
+        core::version(), bound->address().to_string(), bound->port(),
+        sub_bound->address().to_string(), sub_bound->port(), in_bound->address().to_string(),
+        in_bound->port(), io_threads, io_threads == 1 ? "" : "s", database_for_log(config),
+        config.server.node_id);
 
     asio::co_spawn(main,
                    shutdown_on_signal(signals, server, submission, inbound, queue, hooks, main),
