@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/log.hpp"
+
 namespace posthorn::app {
 
 struct ConfigError : std::runtime_error {
@@ -23,6 +25,7 @@ struct HostPort {
 };
 
 enum class TlsMode { off, opportunistic, required, verify };
+enum class LogFormat { text, json };
 
 struct Config {
     struct {
@@ -36,7 +39,20 @@ struct Config {
         // Exempt from the per-client bounds of every listener; the only peers a listener
         // with proxy_protocol takes a PROXY header from. Each checked: CIDR or an address.
         std::vector<std::string> trusted_networks{"127.0.0.0/8", "::1"};
+        // On SIGTERM: how long SMTP transactions, requests and deliveries in flight have to
+        // end before the process stops anyway.
+        int shutdown_grace_s = 30;
     } server;
+    struct {
+        LogFormat format = LogFormat::text;
+        log::Level level = log::Level::info;
+    } log;
+    struct {
+        bool enabled = true;
+        // GET /metrics answers clients from these networks, or presenting the token.
+        std::vector<std::string> trusted_networks{"127.0.0.0/8", "::1"};
+        std::string token;  // "": no token opens it
+    } metrics;
     struct {
         HostPort listen{"127.0.0.1", 8080};
         int max_connections = 10000;           // open at once; at the cap the longest idle one goes

@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 
@@ -12,20 +14,35 @@
 #include "app/serve.hpp"
 #include "app/store_copy.hpp"
 #include "core/log.hpp"
+#include "core/time.hpp"
 #include "core/version.hpp"
 
 using namespace posthorn;
 
 namespace {
 
-void install_log_sink() {
+// Text: "2026-11-27T10:00:00.123Z info message key=value"; JSON: one object a line
+// (log::json_line). Either way to stderr, a line at a time.
+void install_log_sink(bool json) {
     auto logger = spdlog::stderr_color_mt("posthorn");
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+    if (json)
+        logger->set_pattern("%v");
+    else
+        logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %^%l%$ %v", spdlog::pattern_time_type::utc);
     logger->set_level(spdlog::level::debug);
-    log::set_sink([logger](log::Level level, std::string_view msg) {
+    log::set_sink([logger, json](log::Level level, std::string_view msg, log::Fields fields) {
         static constexpr spdlog::level::level_enum kMap[] = {
             spdlog::level::debug, spdlog::level::info, spdlog::level::warn, spdlog::level::err};
-        logger->log(kMap[static_cast<int>(level)], msg);
+        const auto spd = kMap[static_cast<int>(level)];
+        if (json) {
+            const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch());
+            logger->log(spd, log::json_line(format_iso8601(now.count()), level, msg, fields));
+        } else if (fields.empty()) {
+            logger->log(spd, msg);
+        } else {
+            logger->log(spd, log::text_line(msg, fields));
+        }
     });
 }
 
@@ -72,8 +89,8 @@ int run(int argc, char** argv) {
         return rc == 0 ? 0 : 2;
     }
 
-    install_log_sink();
     if (store_copy->parsed()) {  // its two URLs, not the config's database
+        install_log_sink(false);
         log::set_level(log::Level::warn);
         return app::store_copy(copy_from, copy_to);
     }
@@ -85,9 +102,11 @@ int run(int argc, char** argv) {
         std::cerr << "posthorn: configuration error: " << e.what() << "\n";
         return 2;
     }
+    install_log_sink(config.log.format == app::LogFormat::json);
+    log::set_level(config.log.level);
     try {
         if (serve_cmd->parsed()) return app::serve(config);
-        log::set_level(log::Level::warn);  // the CLI prints results, not chatter
+        log::set_level(std::max(config.log.level, log::Level::warn));  // results, not chatter
         if (account_create->parsed()) return app::account_create(config, account_name);
         if (key_create->parsed()) return app::key_create(config, key_account);
         if (key_list->parsed()) return app::key_list(config, key_account);
