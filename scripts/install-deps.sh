@@ -16,6 +16,7 @@ packages=(
   # run (make run prints a curl line) and test
   curl sqlite3 python3 python3-pytest python3-aiosmtpd python3-dkim python3-cryptography dnsmasq-base swaks
   python3-psycopg2  # the integration tests' reads of a PostgreSQL store (tests/support/store.py)
+  python3-prometheus-client  # a real parser of GET /metrics in the tests
   libnet-ssleay-perl  # swaks's STARTTLS (a Recommends of swaks, which --no-install-recommends skips)
   openssl postfix  # postfix for its smtp-source load client (the daemon is not configured)
   postgresql-15  # the server the PostgreSQL tests start (tools/pg_test_server.py); pg_trgm is in it

@@ -61,7 +61,8 @@ http::Response replay(const store::StoredResponse& r) {
 
 }  // namespace
 
-asio::awaitable<http::Response> send_email(Context ctx) {
+// POST /v1/emails, checked and queued.
+asio::awaitable<http::Response> checked_send(Context ctx) {
     auto& emails = ctx.deps.emails;
     const auto& limits = ctx.deps.sending;
 
@@ -101,6 +102,24 @@ asio::awaitable<http::Response> send_email(Context ctx) {
     }
     const auto& queued = std::get<Queued>(outcome);
     co_return http::Response{.status = queued.status, .body = queued.body};
+}
+
+asio::awaitable<http::Response> send_email(Context ctx) {
+    auto account = ctx.account_id;
+    auto ip = ctx.req.remote_ip;
+    auto res = co_await checked_send(std::move(ctx));
+    if (res.status >= 400) {
+        // The error body of DESIGN §4: {"code", "message", "status"}.
+        error_code ec;
+        const auto v = json::parse(res.body, ec);
+        const auto* o = ec ? nullptr : v.if_object();
+        auto text = [o](const char* key) {
+            const auto* s = o ? o->if_contains(key) : nullptr;
+            return s && s->is_string() ? std::string(s->get_string()) : std::string();
+        };
+        log_refused_send("api", account, ip, text("code"), text("message"));
+    }
+    co_return res;
 }
 
 asio::awaitable<http::Response> get_email(Context ctx) {

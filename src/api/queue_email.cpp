@@ -9,6 +9,7 @@
 #include "core/blocking.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
+#include "core/metrics.hpp"
 #include "core/text.hpp"
 #include "crypto/keys.hpp"
 #include "domain/sending_domain.hpp"
@@ -65,6 +66,11 @@ Refused store_failed(const std::string& what, const error_code& ec) {
         return {503, "STORE_UNAVAILABLE", "the store cannot be reached; nothing was accepted", 5};
     return {500, "INTERNAL_ERROR", "could not " + what};
 }
+
+metrics::Counter accepted_total(
+    "posthorn_emails_accepted_total",
+    "Emails accepted into the queue (stored durably), by the door they came in by.",
+    metrics::one_label("door", {"api", "smtp"}));
 
 // A slot of the send rate that goes back unless the email is stored.
 struct Slot {
@@ -214,7 +220,18 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
         co_return R(Queued{std::move(old_id), static_cast<unsigned>(r.status), r.body, true});
     }
     slot.keep = true;
+    accepted_total.inc(req.source == "smtp" ? 1 : 0);
     co_return R(Queued{id, 200, std::move(body), false});
+}
+
+void log_refused_send(std::string_view door, std::string_view account_id,
+                      std::string_view client_ip, std::string_view code, std::string_view why) {
+    log::event(log::Level::info, "send refused",
+               {{"door", door},
+                {"account_id", account_id},
+                {"client_ip", client_ip},
+                {"code", code},
+                {"reason", why}});
 }
 
 }  // namespace posthorn::api

@@ -47,4 +47,10 @@ struct Refused {
 
 asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req);
 
+// The log line of a refused send (a line per refusal, for the operator): the door ("api",
+// "smtp"), the account (empty before AUTH), the client's address, the answer's code
+// ("VALIDATION_ERROR", "550 5.7.1") and its message. Never the message itself.
+void log_refused_send(std::string_view door, std::string_view account_id,
+                      std::string_view client_ip, std::string_view code, std::string_view why);
+
 }  // namespace posthorn::api

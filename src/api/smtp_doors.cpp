@@ -85,15 +85,8 @@ class Submission final : public smtp::SessionHandler {
         co_return reply(235, "2.7.0 Authentication successful");
     }
 
-    asio::awaitable<Reply> on_mail_from(std::string address, std::size_t) override {
-        auto m = mail::parse_mailbox(address);
-        if (!std::holds_alternative<mail::Mailbox>(m))
-            co_return reply(553, "5.1.7 Bad sender address syntax");
-        if (auto refusal = co_await check_key()) co_return *refusal;
-        auto domain = co_await sending_domain(std::get<mail::Mailbox>(m).domain);
-        if (auto* refusal = std::get_if<Reply>(&domain)) co_return *refusal;
-        mail_domain_ = std::get<store::Domain>(std::move(domain));
-        co_return reply(250, "2.1.0 Sender OK");
+    asio::awaitable<Reply> on_mail_from(std::string address, std::size_t size) override {
+        co_return logged(co_await mail_from(std::move(address), size));
     }
 
     asio::awaitable<Reply> on_rcpt_to(std::string address) override {
@@ -107,6 +100,35 @@ class Submission final : public smtp::SessionHandler {
     }
 
     asio::awaitable<Reply> on_message(smtp::ReceivedMessage msg) override {
+        co_return logged(co_await message(std::move(msg)));
+    }
+
+    void on_reset() override {
+        rcpts_ = 0;
+        mail_domain_.reset();
+    }
+
+  private:
+    // A refusal of MAIL or of the message is a refused send: a log line (log_refused_send).
+    Reply logged(Reply r) const {
+        if (r.code >= 400)
+            log_refused_send("smtp", account_, ip_, std::to_string(r.code),
+                             r.lines.empty() ? std::string_view() : std::string_view(r.lines[0]));
+        return r;
+    }
+
+    asio::awaitable<Reply> mail_from(std::string address, std::size_t) {
+        auto m = mail::parse_mailbox(address);
+        if (!std::holds_alternative<mail::Mailbox>(m))
+            co_return reply(553, "5.1.7 Bad sender address syntax");
+        if (auto refusal = co_await check_key()) co_return *refusal;
+        auto domain = co_await sending_domain(std::get<mail::Mailbox>(m).domain);
+        if (auto* refusal = std::get_if<Reply>(&domain)) co_return *refusal;
+        mail_domain_ = std::get<store::Domain>(std::move(domain));
+        co_return reply(250, "2.1.0 Sender OK");
+    }
+
+    asio::awaitable<Reply> message(smtp::ReceivedMessage msg) {
         // Only the header block is read here (the addresses, the Message-ID, the tracking
         // flags): the body goes to the queue as it came.
         auto pool = deps_.blocking;
@@ -189,12 +211,6 @@ class Submission final : public smtp::SessionHandler {
         co_return reply(250, "2.0.0 Ok: queued as " + std::get<Queued>(outcome).id);
     }
 
-    void on_reset() override {
-        rcpts_ = 0;
-        mail_domain_.reset();
-    }
-
-  private:
     // A failed AUTH: counted, logged with the client's address (and the key's displayable
     // prefix when it has the shape of a key, never more of it), answered late once the
     // client or the prefix has failed more than twice.
@@ -205,12 +221,16 @@ class Submission final : public smtp::SessionHandler {
         if (throttle) {
             const auto [wait, n] = throttle->failed(client_, prefix, AuthThrottle::Clock::now());
             delay = wait;
-            log::warn("smtp submission: failed AUTH from {}{}: {} in the last {} s{}", ip_,
-                      prefix.empty() ? "" : " with key " + prefix + "...", n,
-                      throttle->options().window.count(),
-                      n >= throttle->options().max_failures ? ", locked out" : "");
+            log::event(log::Level::warn, "smtp auth failed",
+                       {{"listener", "submission"},
+                        {"client_ip", ip_},
+                        {"key_prefix", prefix},
+                        {"failures", n},
+                        {"window_s", static_cast<std::int64_t>(throttle->options().window.count())},
+                        {"locked_out", n >= throttle->options().max_failures}});
         } else {
-            log::warn("smtp submission: failed AUTH from {}", ip_);
+            log::event(log::Level::warn, "smtp auth failed",
+                       {{"listener", "submission"}, {"client_ip", ip_}, {"key_prefix", prefix}});
         }
         if (delay.count() > 0) {
             asio::steady_timer wait(co_await asio::this_coro::executor, delay);

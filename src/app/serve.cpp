@@ -16,11 +16,13 @@
 #include "api/smtp_doors.hpp"
 #include "api/v1.hpp"
 #include "app/mta_sts_fetcher.hpp"
+#include "app/ops_endpoints.hpp"
 #include "app/store_open.hpp"
 #include "core/client_limits.hpp"
 #include "core/clock.hpp"
 #include "core/io_pool.hpp"
 #include "core/log.hpp"
+#include "core/metrics.hpp"
 #include "core/version.hpp"
 #include "crypto/hash.hpp"
 #include "crypto/keys.hpp"
@@ -36,7 +38,6 @@
 namespace posthorn::app {
 namespace {
 
-constexpr auto kShutdownGrace = std::chrono::seconds(30);
 constexpr auto kRetentionEvery = std::chrono::hours(1);
 constexpr std::int64_t kDayMs = 86'400'000;
 
@@ -133,32 +134,50 @@ api::DomainPolicy domain_policy(const Config& c) {
             .verified_recheck = milliseconds(c.dns.verified_recheck_s * 1000LL)};
 }
 
-// On the first signal: stop accepting, let requests in flight finish (up to the grace
-// period), then stop the main loop. serve() flushes the store afterwards.
-asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server& server,
-                                         smtp::Server& submission, smtp::Server& inbound,
-                                         delivery::QueueManager& queue, webhooks::Dispatcher& hooks,
-                                         asio::io_context& main) {
+// What a drain stops and waits for.
+struct Drain {
+    http::Server& server;
+    smtp::Server& submission;
+    smtp::Server& inbound;
+    delivery::QueueManager& queue;
+    webhooks::Dispatcher& hooks;
+    store::QueueStore& queue_store;
+    store::WebhookStore& webhook_store;
+    Readiness& readiness;
+    std::string node_id;
+    std::chrono::seconds grace;
+    asio::io_context& main;
+};
+
+// On the first SIGTERM or SIGINT: /readyz answers 503, the listeners stop accepting, idle
+// connections close, and SMTP transactions, requests and deliveries in flight have
+// server.shutdown_grace_s to end; then this node's leases are lifted (other nodes take its
+// claimed mail and webhook calls at once, not when the leases run out) and the main loop
+// stops. serve() makes the store's writes durable afterwards.
+asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, Drain d) {
     auto [ec, sig] = co_await signals.async_wait(use_nothrow_awaitable);
     if (ec) co_return;
-    log::info("signal {}: stopping (a second signal stops at once)", sig);
+    log::info("signal {}: draining for up to {} s (a second signal stops at once)", sig,
+              d.grace.count());
+    d.readiness.set(Readiness::State::draining);
     // A second signal cuts the grace period short.
+    auto& main = d.main;
     signals.async_wait([&main](error_code again, int) {
         if (again) return;
         log::warn("second signal: stopping now");
         main.stop();
     });
-    server.stop();
-    submission.stop();
-    inbound.stop();
-    queue.stop();
-    hooks.stop();
+    d.server.stop();
+    d.submission.stop();
+    d.inbound.stop();
+    d.queue.stop();
+    d.hooks.stop();
     asio::steady_timer poll(co_await asio::this_coro::executor);
-    const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
-    auto open = [&] {
-        return server.connections() + submission.connections() + inbound.connections() +
-               static_cast<std::size_t>(queue.jobs_in_hand()) +
-               static_cast<std::size_t>(hooks.in_flight());
+    const auto deadline = std::chrono::steady_clock::now() + d.grace;
+    auto open = [&d] {
+        return d.server.connections() + d.submission.connections() + d.inbound.connections() +
+               static_cast<std::size_t>(d.queue.jobs_in_hand()) +
+               static_cast<std::size_t>(d.hooks.in_flight());
     };
     while (open() > 0 && std::chrono::steady_clock::now() < deadline) {
         poll.expires_after(std::chrono::milliseconds(20));
@@ -166,7 +185,22 @@ asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, http::Server
     }
     if (open() > 0)
         log::warn("{} connections or deliveries still open after the grace period", open());
+    auto node = d.node_id;
+    auto mail = co_await d.queue_store.release_leases(std::move(node));
+    node = d.node_id;
+    auto calls = co_await d.webhook_store.release_webhook_leases(std::move(node));
+    if (mail && calls)
+        log::info("drained: lifted {} delivery and {} webhook leases", *mail, *calls);
+    else
+        log::warn("drained; lifting the leases failed: {}",
+                  (mail ? calls.error() : mail.error()).message());
     main.stop();
+}
+
+// Each request: the operator's endpoints, else the API.
+asio::awaitable<http::Response> answer(OpsEndpoints* ops, api::V1* v1, http::Request req) {
+    if (OpsEndpoints::owns(req.path)) co_return co_await ops->handle(std::move(req));
+    co_return co_await v1->handle(std::move(req));
 }
 
 // Each connection is a descriptor, and the SMTP listeners alone may hold 1000 sessions
@@ -312,6 +346,16 @@ int serve(const Config& config) {
         {.retry_schedule_s = config.webhooks.retry_schedule_s, .node_id = config.server.node_id});
     stores.set_event_listener([&hooks] { hooks.wake(); });
 
+    Readiness readiness;
+    std::vector<core::Network> metrics_trusted;
+    for (const auto& n : config.metrics.trusted_networks)
+        metrics_trusted.push_back(*core::parse_network(n));
+    metrics::set_enabled(config.metrics.enabled);
+    OpsEndpoints ops({.metrics_enabled = config.metrics.enabled,
+                      .trusted = std::move(metrics_trusted),
+                      .token = config.metrics.token},
+                     {.health = stores, .webhooks = stores}, clock, readiness);
+
     error_code ec;
     const auto address = asio::ip::make_address(config.http.listen.host, ec);
     std::vector<core::Network> trusted;
@@ -332,7 +376,7 @@ int serve(const Config& config) {
                     .connection_rate_per_client = to_size(config.http.connection_rate_per_client),
                     .trusted = trusted},
          .proxy_protocol = config.http.proxy_protocol},
-        [&v1](http::Request req) { return v1.handle(std::move(req)); });
+        [&ops, &v1](http::Request req) { return answer(&ops, &v1, std::move(req)); });
     // SMTP: one server implementation, two doors with their own policies.
     std::shared_ptr<boost::asio::ssl::context> smtp_tls;
     try {
@@ -350,7 +394,8 @@ int serve(const Config& config) {
     };
     smtp::Server submission(
         pool,
-        {.listen = smtp_address(config.smtp.submission_listen),
+        {.name = "submission",
+         .listen = smtp_address(config.smtp.submission_listen),
          .hostname = config.smtp.hostname,
          .max_message_bytes = config.http_body_limit(),
          .max_recipients = static_cast<std::size_t>(config.limits.max_recipients),
@@ -366,7 +411,8 @@ int serve(const Config& config) {
         });
     smtp::Server inbound(
         pool,
-        {.listen = smtp_address(config.smtp.inbound_listen),
+        {.name = "inbound",
+         .listen = smtp_address(config.smtp.inbound_listen),
          .hostname = config.smtp.hostname,
          .max_message_bytes = config.http_body_limit(),
          .max_recipients = static_cast<std::size_t>(config.limits.max_recipients),
@@ -415,9 +461,21 @@ int serve(const Config& config) {
         in_bound->port(), io_threads, io_threads == 1 ? "" : "s", database_for_log(config),
         config.server.node_id);
 
-    asio::co_spawn(main,
-                   shutdown_on_signal(signals, server, submission, inbound, queue, hooks, main),
-                   asio::detached);
+    readiness.set(Readiness::State::serving);
+    asio::co_spawn(
+        main,
+        shutdown_on_signal(signals, {.server = server,
+                                     .submission = submission,
+                                     .inbound = inbound,
+                                     .queue = queue,
+                                     .hooks = hooks,
+                                     .queue_store = stores,
+                                     .webhook_store = stores,
+                                     .readiness = readiness,
+                                     .node_id = config.server.node_id,
+                                     .grace = std::chrono::seconds(config.server.shutdown_grace_s),
+                                     .main = main}),
+        asio::detached);
     asio::co_spawn(
         main,
         retention_loop(stores, stores, config.server.node_id, clock, config.retention.logs_days),

@@ -6,7 +6,9 @@
 #include <set>
 
 #include "core/blocking.hpp"
+#include "core/id.hpp"
 #include "core/log.hpp"
+#include "core/metrics.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/tls.hpp"
 #include "delivery/tls_route.hpp"
@@ -45,6 +47,17 @@ bool policy_demands_tls(const HostTls& tls) {
     return tls.policy == TlsPolicy::verify || tls.policy == TlsPolicy::mta_sts ||
            tls.policy == TlsPolicy::dane;
 }
+
+metrics::Counter attempts_total(
+    "posthorn_delivery_attempts_total",
+    "Delivery attempts of one recipient each, by what came of them (deferred: to be retried).",
+    metrics::one_label("result", {"delivered", "deferred", "bounced", "failed"}));
+
+// The server an attempt reached: its host name and address; empty when none was.
+struct Peer {
+    std::string host;
+    std::string ip;
+};
 
 // One email's recipients at one destination: one SMTP transaction.
 struct Job {
@@ -113,15 +126,18 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     asio::awaitable<void> session(std::string destination, std::vector<Target> targets);
     std::optional<Job> next_job(const std::string& destination);
     void spawn_sessions();
-    asio::awaitable<void> finish(const Job& job, const std::vector<AttemptResult>& results);
+    asio::awaitable<void> finish(const Job& job, const std::vector<AttemptResult>& results,
+                                 const Peer& peer);
     asio::awaitable<void> record(const store::QueuedEmail& email, domain::Outcomes outcomes);
     asio::awaitable<std::optional<std::string>> signed_message(const store::QueuedEmail& e);
     // Whether a store's failure `ec` is one that passes by itself (the database out of reach,
     // a connection broken) and delivery is not stopping; then waits before the next try
     // (0.25 s, doubling up to 5 s).
     asio::awaitable<bool> wait_for_store(const error_code& ec, int tries);
-    domain::RecipientOutcome outcome_for(const store::QueuedRecipient& r, const AttemptResult& a,
-                                         UnixMs now);
+    // The decision on one recipient's attempt, counted and logged (a line per attempt).
+    domain::RecipientOutcome outcome_for(const store::QueuedEmail& email,
+                                         const store::QueuedRecipient& r, const AttemptResult& a,
+                                         const Peer& peer, UnixMs now);
 
     asio::any_io_executor ex;
     asio::any_io_executor blocking;
@@ -156,24 +172,50 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     Counters counters;
 };
 
-domain::RecipientOutcome QueueManager::Impl::outcome_for(const store::QueuedRecipient& r,
-                                                         const AttemptResult& a, UnixMs now) {
+domain::RecipientOutcome QueueManager::Impl::outcome_for(const store::QueuedEmail& email,
+                                                         const store::QueuedRecipient& r,
+                                                         const AttemptResult& a, const Peer& peer,
+                                                         UnixMs now) {
     auto decision = domain::decide(
         a, {.attempts_before = r.attempts, .schedule_s = &options.retry_schedule_s, .now = now});
+    std::size_t result = 3;
+    std::string_view disposition = "failed";
     switch (decision.status) {
         case domain::RecipientStatus::delivered:
             ++counters.delivered;
+            result = 0;
+            disposition = "delivered";
             break;
         case domain::RecipientStatus::queued:
             ++counters.deferred;
+            result = 1;
+            disposition = "deferred";
             break;
         case domain::RecipientStatus::bounced:
             ++counters.bounced;
+            result = 2;
+            disposition = "bounced";
             break;
         default:
             ++counters.failed;
             break;
     }
+    attempts_total.inc(result);
+    // Postfix's line per attempt: which mail, to whom, where, how, how long after it was
+    // accepted, and what the server said.
+    const auto delay_ms = now - id_time(email.id, "em_");
+    log::event(log::Level::info, "delivery attempt",
+               {{"email_id", email.id},
+                {"recipient", r.address},
+                {"attempt", r.attempts + 1},
+                {"host", peer.host},
+                {"ip", peer.ip},
+                {"tls", a.tls ? a.tls->version : std::string()},
+                {"delay_s", static_cast<double>(delay_ms) / 1000.0},
+                {"code", a.code},
+                {"status", domain::enhanced_code(a.text)},
+                {"reply", a.text},
+                {"disposition", disposition}});
     auto outcome = domain::outcome_of(r.id, r.attempts + 1, std::move(decision));
     outcome.tls = a.tls;
     return outcome;
@@ -221,11 +263,13 @@ asio::awaitable<void> QueueManager::Impl::record(const store::QueuedEmail& email
 }
 
 asio::awaitable<void> QueueManager::Impl::finish(const Job& job,
-                                                 const std::vector<AttemptResult>& results) {
+                                                 const std::vector<AttemptResult>& results,
+                                                 const Peer& peer) {
     const auto now = clock.now_ms();
     domain::Outcomes outcomes{.at = now};
     for (std::size_t i = 0; i < job.recipients.size(); ++i)
-        outcomes.recipients.push_back(outcome_for(job.recipients[i], results[i], now));
+        outcomes.recipients.push_back(
+            outcome_for(*job.email, job.recipients[i], results[i], peer, now));
     co_await record(*job.email, std::move(outcomes));
 }
 
@@ -299,6 +343,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
     std::size_t next_target = 0;
     bool retry_plain = false;  // the next open is the plain-text retry of a failed handshake
     domain::TlsOutcome session_tls_outcome;  // of `client`
+    Peer peer;                               // of `client`
     while (auto next = next_job(destination)) {
         auto& job = *next;
         --backlog;
@@ -368,6 +413,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
                 log::warn("delivery: {} ({} policy, reported only): {}", where,
                           session_tls_outcome.policy, session_tls_outcome.failure);
             client = std::move(c);
+            peer = {t.host, t.endpoint.address().to_string()};
         }
         if (stopping) break;  // the job keeps its lease; the next start lifts it
         // From here to its recorded outcome the job is in hand: shutdown waits for it (a
@@ -375,7 +421,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
         InHand busy(in_hand);
         if (!client) {
             for (auto& o : outcomes) o = *no_session;
-            co_await finish(job, outcomes);
+            co_await finish(job, outcomes, {});
             continue;
         }
         // Signed only now that a server is there to take it: the RSA signature is the
@@ -386,7 +432,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
                 o = AttemptResult{.stage = Stage::data,
                                   .trouble = domain::Trouble::local,
                                   .text = "the message could not be DKIM-signed"};
-            co_await finish(job, outcomes);
+            co_await finish(job, outcomes, peer);
             continue;
         }
         smtp::Envelope env{
@@ -403,7 +449,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
             for (auto& o : outcomes) o = why;
             client.reset();
             next_target = 0;
-            co_await finish(job, outcomes);
+            co_await finish(job, outcomes, peer);
             continue;
         }
         for (std::size_t i = 0; i < outcomes.size(); ++i) {
@@ -419,7 +465,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
                                             .text = "no reply to DATA"};
             outcomes[i].tls = session_tls_outcome;
         }
-        co_await finish(job, outcomes);
+        co_await finish(job, outcomes, peer);
     }
     if (client) co_await client->quit();
 }
@@ -560,7 +606,7 @@ asio::awaitable<void> QueueManager::Impl::run() {
                 }
                 const auto& known = routes[options.relay ? std::string() : r.domain];
                 if (const auto* why = std::get_if<AttemptResult>(&known.route)) {
-                    settled.recipients.push_back(outcome_for(r, *why, now));
+                    settled.recipients.push_back(outcome_for(*email, r, *why, {}, now));
                     continue;
                 }
                 const auto& key = known.destination;

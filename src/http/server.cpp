@@ -18,6 +18,7 @@
 #include "core/accept.hpp"
 #include "core/listen.hpp"
 #include "core/log.hpp"
+#include "core/metrics.hpp"
 #include "core/proxy_protocol.hpp"
 #include "core/text.hpp"
 #include "http/detail/request_parser.hpp"
@@ -35,6 +36,29 @@ namespace {
 constexpr std::size_t kHeaderLimit = 16 * 1024;
 constexpr std::chrono::seconds kLingerTime{2};
 
+// The methods a request is counted under (posthorn_http_requests_total); any other is
+// "other", as is an answer given before a method was read.
+constexpr std::array<std::string_view, 8> kMethods{"GET",   "HEAD",   "POST",    "PUT",
+                                                   "PATCH", "DELETE", "OPTIONS", "other"};
+constexpr std::size_t kCodes = 500;  // 100-599
+
+std::size_t method_index(std::string_view method) {
+    const auto* it = std::find(kMethods.begin(), kMethods.end() - 1, method);
+    return static_cast<std::size_t>(it - kMethods.begin());
+}
+
+metrics::NumberedCounter requests_total("posthorn_http_requests_total",
+                                        "HTTP requests answered, by method and status code.",
+                                        kMethods.size() * kCodes, [](std::size_t i) {
+                                            return fmt::format("method=\"{}\",code=\"{}\"",
+                                                               kMethods[i / kCodes],
+                                                               100 + i % kCodes);
+                                        });
+metrics::Histogram request_seconds(
+    "posthorn_http_request_duration_seconds",
+    "Time from a request's head read to its answer written, in seconds.",
+    metrics::latency_bounds());
+
 struct Conn {
     explicit Conn(tcp::socket s) : stream(std::move(s)) {}
     beast::tcp_stream stream;
@@ -45,6 +69,10 @@ struct Conn {
         std::chrono::steady_clock::now()};  // when it last began to wait
     std::atomic<bool> closing{false};       // picked to make room
     std::string client;                     // core::client_of its address; set before it counts
+    // The request being answered, for the metrics: its method (kMethods) and when its head
+    // was read.
+    std::size_t method = kMethods.size() - 1;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 bool is_parse_error(const error_code& ec) {
@@ -154,6 +182,12 @@ bool Server::Impl::make_room() {
 asio::awaitable<void> Server::Impl::send(Conn& conn, Response res, unsigned version,
                                          bool keep_alive, bool head) {
     const bool bodiless = res.status / 100 == 1 || res.status == 204 || res.status == 304;
+    if (res.status >= 100 && res.status < 100 + kCodes)
+        requests_total.inc(conn.method * kCodes + (res.status - 100));
+    struct Observe {
+        const Conn& conn;
+        ~Observe() { request_seconds.observe(std::chrono::steady_clock::now() - conn.started); }
+    } observe{conn};
     std::string out;
     out.reserve(192);
     out.append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ")
@@ -260,6 +294,8 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         auto [hec, hn] =
             co_await bhttp::async_read_header(conn->stream, buffer, parser, use_nothrow_awaitable);
         conn->busy = true;
+        conn->started = std::chrono::steady_clock::now();
+        conn->method = hec ? kMethods.size() - 1 : method_index(parser.request.method);
         if (hec == bhttp::error::body_limit) {  // Content-Length over the limit
             auto res = too_large(options.body_limit);
             co_await send(*conn, std::move(res), 11, false);

@@ -12,6 +12,7 @@
 #include "core/accept.hpp"
 #include "core/listen.hpp"
 #include "core/log.hpp"
+#include "core/metrics.hpp"
 #include "core/proxy_protocol.hpp"
 #include "crypto/keys.hpp"
 #include "smtp/detail/command.hpp"
@@ -33,6 +34,22 @@ Reply reply(int code, std::string text) { return Reply{code, {std::move(text)}};
 
 std::string on_the_wire(const Reply& r) { return r.verbatim() + "\r\n"; }
 
+// The series of the SMTP families: listener 0 is submission, 1 inbound.
+std::size_t listener_index(std::string_view name) { return name == "submission" ? 0 : 1; }
+
+metrics::Counter sessions_total("posthorn_smtp_sessions_total",
+                                "SMTP sessions greeted, by listener.",
+                                metrics::one_label("listener", {"submission", "inbound"}));
+metrics::Counter messages_total(
+    "posthorn_smtp_messages_total",
+    "Messages sent with DATA, by listener and whether they were accepted (2xx) or not.",
+    {R"(listener="submission",result="accepted")", R"(listener="submission",result="rejected")",
+     R"(listener="inbound",result="accepted")", R"(listener="inbound",result="rejected")"});
+
+void count_message(std::string_view listener, bool accepted) {
+    messages_total.inc(listener_index(listener) * 2 + (accepted ? 0 : 1));
+}
+
 // Between an idle deadline's timer and the read it watches.
 struct IdleRead {
     bool done = false;     // the read completed
@@ -50,6 +67,9 @@ struct Conn {
         std::chrono::steady_clock::now()};
     std::string client;                // core::client_of its address; set before it counts
     std::atomic<bool> evicted{false};  // closed to make room for another client
+    // Between an accepted MAIL and the end of its transaction: a stopping server lets the
+    // transaction finish (within the drain's grace period) before it says goodbye.
+    std::atomic<bool> in_transaction{false};
 };
 
 }  // namespace
@@ -137,7 +157,7 @@ class Session {
         if (gone_) co_return false;
         gone_ = true;  // until this read succeeds
         if (!co_await flush()) co_return false;
-        if (stopping_) co_return co_await shutting_down();
+        if (stopping_ && !in_tx_) co_return co_await shutting_down();
         // One read buffer for the session's life (a TLS record is at most 16 KB; a plain
         // read takes up to 64 KB at once).
         if (chunk_.empty()) chunk_.resize(65536);
@@ -176,7 +196,8 @@ class Session {
             co_await flush();
             co_return false;
         }
-        if (ec == asio::error::operation_aborted && stopping_) co_return co_await shutting_down();
+        if (ec == asio::error::operation_aborted && stopping_ && !in_tx_)
+            co_return co_await shutting_down();
         if (ec) co_return false;
         into.append(chunk_.data(), n);
         gone_ = false;
@@ -230,6 +251,7 @@ class Session {
 
     void reset_transaction() {
         in_tx_ = false;
+        conn_.in_transaction = false;
         mail_from_.clear();
         rcpts_.clear();
         handler_.on_reset();
@@ -377,9 +399,11 @@ class Session {
         if (raw.size() > opt_.max_message_bytes) too_big = true;
         const bool tx_ok = in_tx_ && !rcpts_.empty();
         if (too_big) {
+            count_message(opt_.name, false);
             queue(reply(552, "5.3.4 Message larger than " + std::to_string(opt_.max_message_bytes) +
                                  " bytes"));
         } else if (has_bare_cr_or_lf(raw)) {
+            count_message(opt_.name, false);
             queue(reply(550, "5.6.0 Message contains a bare CR or LF; lines must end in CRLF"));
         } else if (tx_ok) {
             unstuff(raw);
@@ -390,6 +414,7 @@ class Session {
                               .tls = tls_,
                               .remote_ip = ip_};
             auto r = co_await handler_.on_message(std::move(m));
+            count_message(opt_.name, r.code / 100 == 2);
             queue(r);
         }
         reset_transaction();
@@ -493,6 +518,7 @@ class Session {
             if (r.code == 530) authed_ = false;  // the handler withdrew the authentication
             if (r.positive()) {
                 in_tx_ = true;
+                conn_.in_transaction = true;
                 mail_from_ = p->path;
             }
             queue(r);
@@ -583,6 +609,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
     conn->client = place.client;
     if (place.full && make_room(place.client)) place = limits.take(peer.address(), now, true);
     if (!place.taken()) {
+        log::info("smtp {}: refused {}: {}", options.name, ip, place.refusal);
         // RFC 5321 §3.1: a server may answer 421 instead of its greeting, and close.
         const auto line = on_the_wire(
             reply(421, "4.7.0 " + options.hostname + " " + place.refusal + ", try again later"));
@@ -590,6 +617,7 @@ asio::awaitable<void> Server::Impl::session(std::shared_ptr<Conn> conn) {
         co_await asio::async_write(conn->stream.next_layer(), asio::buffer(line),
                                    use_nothrow_awaitable);
     } else {
+        sessions_total.inc(listener_index(options.name));
         auto handler = factory(ip);
         Session s(*conn, options, *handler, ip, stopping, limits);
         co_await s.run();
@@ -630,7 +658,7 @@ void Server::stop() {
     });
     impl_->conns.each([](const std::shared_ptr<Conn>& conn) {
         asio::post(conn->stream.get_executor(), [conn] {
-            if (!conn->busy) conn->stream.next_layer().cancel();
+            if (!conn->busy && !conn->in_transaction) conn->stream.next_layer().cancel();
         });
     });
 }

@@ -21,6 +21,8 @@
 namespace posthorn::smtp {
 
 struct ServerOptions {
+    // The listener's name in log lines and metrics: "submission" or "inbound".
+    std::string name = "inbound";
     asio::ip::tcp::endpoint listen;
     std::string hostname = "localhost";
     std::size_t max_message_bytes = 37'000'000;
@@ -50,7 +52,9 @@ class Server {
     Server(core::IoPool& pool, ServerOptions options, HandlerFactory factory);
     ~Server();  // NOLINT(bugprone-exception-escape): see server.cpp
     Result<asio::ip::tcp::endpoint> start();
-    void stop();  // no new connections; sessions end at their next command
+    // No new connections; a session ends at its next command (421), or, in the middle of a
+    // transaction, once the transaction has ended.
+    void stop();
     std::size_t connections() const;
 
   private:

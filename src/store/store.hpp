@@ -178,6 +178,9 @@ class WebhookStore {
     virtual asio::awaitable<Result<void>> record_webhook_attempt(WebhookAttemptResult result) = 0;
     // Lifts the leases `owner` holds (those its last run left); other owners' stay.
     virtual asio::awaitable<Result<std::int64_t>> release_webhook_leases(std::string owner) = 0;
+    // The deliveries of every account still pending (neither done nor given up), due or
+    // not: the operator's backlog (posthorn_webhook_backlog).
+    virtual asio::awaitable<Result<std::int64_t>> webhook_backlog() = 0;
     // The outbox: hands the events not yet routed, oldest first and up to `limit`, each
     // with the webhooks of its account, to `route`, writes a pending delivery (due at
     // once) for each webhook id it answers, and marks the events routed — in one

@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "core/log.hpp"
+#include "core/metrics.hpp"
 #include "core/time.hpp"
 #include "domain/events.hpp"
 #include "webhooks/signature.hpp"
@@ -16,7 +17,11 @@ namespace posthorn::webhooks {
 
 namespace {
 constexpr int kRouteBatch = 512;  // events routed in one transaction
-}
+
+metrics::Counter deliveries_total("posthorn_webhook_deliveries_total",
+                                  "Webhook calls, by whether the receiver answered 2xx (ok).",
+                                  metrics::one_label("result", {"ok", "failed"}));
+}  // namespace
 
 struct Dispatcher::Impl : std::enable_shared_from_this<Impl> {
     Impl(asio::any_io_executor e, store::WebhookStore& s, const core::Clock& c, HttpClient& h,
@@ -61,9 +66,17 @@ asio::awaitable<void> Dispatcher::Impl::attempt(store::DueWebhookDelivery d) {
     const auto& schedule = options.retry_schedule_s;
     if (!r.delivered && static_cast<std::size_t>(n) <= schedule.size())
         r.next_attempt_at = now + static_cast<UnixMs>(schedule[n - 1]) * 1000;
+    deliveries_total.inc(r.delivered ? 0 : 1);
+    // The URL is not logged: its query may hold the receiver's secret.
     if (!r.delivered)
-        log::info("webhook {} event {} attempt {}: {}", d.webhook_id, d.event_id, n,
-                  answer.status ? "HTTP " + std::to_string(*answer.status) : answer.error);
+        log::event(log::Level::warn, "webhook delivery failed",
+                   {{"webhook_id", d.webhook_id},
+                    {"event_id", d.event_id},
+                    {"attempt", n},
+                    {"http_status", answer.status.value_or(0)},
+                    {"error", answer.error},
+                    {"duration_ms", answer.duration_ms},
+                    {"gives_up", !r.next_attempt_at.has_value()}});
     if (auto w = co_await store.record_webhook_attempt(std::move(r)); !w)
         log::error("webhooks: recording an attempt of {}: {}", d.event_id, w.error().message());
     --in_flight;

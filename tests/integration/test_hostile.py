@@ -321,7 +321,8 @@ def test_failed_smtp_logins_are_slowed_then_locked_out(posthorn_factory):
     code, took = auth_plain(port, "127.0.4.2", key)
     assert code == 235 and took < 0.4, (code, took)
     # Each failure has a log line with the address, and no key in it.
-    lines = [ln for ln in ph.output().splitlines() if "failed AUTH from 127.0.4.1" in ln]
+    lines = [ln for ln in ph.output().splitlines()
+             if "smtp auth failed" in ln and "client_ip=127.0.4.1" in ln]
     assert len(lines) == 4, lines
-    assert "locked out" in lines[-1]
+    assert "locked_out=true" in lines[-1] and "locked_out=false" in lines[-2]
     assert wrong not in ph.output() and key not in ph.output()

@@ -43,10 +43,13 @@ def test_sends_fail_cleanly_while_the_store_is_away_and_resume_after(posthorn_fa
     wait_for(lambda: ph.get("/healthz").status == 503, timeout=10,
              what="/healthz to say the store is away")
     assert ph.get("/healthz").json() == {"status": "store_unavailable"}
+    r = ph.get("/readyz")  # out of rotation while the store is away
+    assert r.status == 503 and r.json() == {"status": "store_unavailable"}, r
 
     own_pg_server["pid"] = pg.serve(own_pg_server["base"], own_pg_server["port"])  # and comes back
     wait_for(lambda: ph.get("/healthz").status == 200, timeout=15,
              what="/healthz to see the store back")
+    wait_for(lambda: ph.get("/readyz").status == 200, timeout=15, what="/readyz to say ready")
     wait_for(lambda: send(ph, key, "after").status == 200, timeout=15,
              what="sends to resume without a restart")
     subjects = sorted(e["subject"] for e in

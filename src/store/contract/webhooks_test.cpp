@@ -85,7 +85,10 @@ TEST_P(StoreContract, DeliveriesAreLeasedAttemptedAndRecorded) {
     const auto w = make_webhook(acc, {EventKind::domain_verified, EventKind::domain_failed});
     const auto ev = raise_domain_event(d, EventKind::domain_verified, kT0 + 10);
     const auto gone = raise_domain_event(d, EventKind::domain_failed, kT0 + 11);
+    EXPECT_EQ(run(store().webhook_backlog()).value(), 0)
+        << "events not routed yet are no deliveries";
     ASSERT_EQ(route_all().size(), 2u);
+    EXPECT_EQ(run(store().webhook_backlog()).value(), 2);
 
     auto due = run(store().claim_webhook_deliveries(kT0 + 20, 1, "n1", kT0 + 1000));
     ASSERT_TRUE(due) << due.error().message();
@@ -119,6 +122,8 @@ TEST_P(StoreContract, DeliveriesAreLeasedAttemptedAndRecorded) {
                                                     .at = kT0 + 31})));  // given up
     EXPECT_TRUE(run(store().claim_webhook_deliveries(kT0 + 39, 10, "n1", kT0 + 1000))->empty())
         << "the retry is not due yet, its lease lifted or not";
+    EXPECT_EQ(run(store().webhook_backlog()).value(), 1)
+        << "the retry waits; the given-up one is out";
     auto again = run(store().claim_webhook_deliveries(kT0 + 40, 10, "n2", kT0 + 2000));
     ASSERT_EQ(again->size(), 1u) << "due again (the lease went with the attempt)";
     EXPECT_EQ(again->front().delivery_id, got.delivery_id);
@@ -129,6 +134,7 @@ TEST_P(StoreContract, DeliveriesAreLeasedAttemptedAndRecorded) {
                                                     .duration_ms = 5,
                                                     .at = kT0 + 50,
                                                     .delivered = true})));
+    EXPECT_EQ(run(store().webhook_backlog()).value(), 0);
     EXPECT_TRUE(
         run(store().claim_webhook_deliveries(kT0 + 100'000'000, 10, "n3", kT0 + 200'000'000))
             ->empty())

@@ -263,6 +263,16 @@ asio::awaitable<Result<std::int64_t>> PgStore::release_webhook_leases(std::strin
         });
 }
 
+asio::awaitable<Result<std::int64_t>> PgStore::webhook_backlog() {
+    return impl_->read(
+        [](Conn& c) -> Result<std::int64_t> {
+            auto rows = c.exec("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'");
+            if (!rows) return rows.error();
+            return rows->row(0).int64(0);
+        },
+        false);
+}
+
 asio::awaitable<Result<int>> PgStore::route_events(int limit, EventRouter route) {
     // Polled: a reader looks first, so that an idle poll costs the writer nothing.
     if (co_await impl_->nothing_due("SELECT 1 FROM events WHERE NOT routed LIMIT 1")) co_return 0;

@@ -99,6 +99,7 @@ class SqliteStore final : public Store {
         UnixMs now, int limit, std::string owner, UnixMs lease_until) override;
     asio::awaitable<Result<void>> record_webhook_attempt(WebhookAttemptResult result) override;
     asio::awaitable<Result<std::int64_t>> release_webhook_leases(std::string owner) override;
+    asio::awaitable<Result<std::int64_t>> webhook_backlog() override;
     asio::awaitable<Result<int>> route_events(int limit, EventRouter route) override;
     void set_event_listener(std::function<void()> listener) override;
 

@@ -277,6 +277,16 @@ asio::awaitable<Result<std::int64_t>> SqliteStore::release_webhook_leases(std::s
                             std::move(owner)));
 }
 
+asio::awaitable<Result<std::int64_t>> SqliteStore::webhook_backlog() {
+    return impl_->read([](Db& db) -> Result<std::int64_t> {
+        auto s = db.prepare("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'");
+        if (!s) return s.error();
+        auto row = s->step();
+        if (!row) return row.error();
+        return s->int64(0);
+    });
+}
+
 void SqliteStore::set_event_listener(std::function<void()> listener) {
     impl_->event_listener = std::move(listener);
 }

@@ -4,6 +4,7 @@
 
 #include "core/log.hpp"
 #include "core/thread_name.hpp"
+#include "store/detail/commit_metrics.hpp"
 
 namespace posthorn::store::pg::detail {
 namespace {
@@ -180,7 +181,9 @@ error_code Writer::commit() {
         sql += std::string("NOTIFY ") + channel + ";";
     sql += "COMMIT";
     batch_state_.clear();
+    const auto started = std::chrono::steady_clock::now();
     auto r = conn_.run(sql.c_str());
+    store::detail::observe_commit(std::chrono::steady_clock::now() - started);
     if (r) return {};
     log::error("store: a group commit failed: {}", r.error().message());
     if (conn_.ok()) (void)conn_.run("ROLLBACK");

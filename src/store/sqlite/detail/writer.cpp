@@ -2,6 +2,7 @@
 
 #include "core/log.hpp"
 #include "core/thread_name.hpp"
+#include "store/detail/commit_metrics.hpp"
 
 namespace posthorn::store::sqlite::detail {
 namespace {
@@ -182,7 +183,9 @@ bool Writer::run_together(std::vector<Pending>& batch) {
 
 // COMMIT; a failed one is logged and rolled back, and fails every job of the batch.
 error_code Writer::commit(std::size_t jobs) {
+    const auto started = std::chrono::steady_clock::now();
     auto r = db_.run("COMMIT");
+    store::detail::observe_commit(std::chrono::steady_clock::now() - started);
     if (r) return {};
     log::error("group commit of {} writes failed: {}", jobs, r.error().message());
     (void)db_.exec("ROLLBACK");
