@@ -1,6 +1,9 @@
 #include "app/ops_endpoints.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "core/block_on.hpp"
 #include "core/metrics.hpp"
@@ -20,9 +23,17 @@ class Health final : public store::StoreHealth {
 class OpsEndpointsTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        auto s = store::sqlite::SqliteStore::open({.path = ":memory:", .search_index = false});
+        dir_ =
+            std::filesystem::temp_directory_path() / ("ph_ops_test_" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir_);
+        auto s = store::sqlite::SqliteStore::open(
+            {.path = (dir_ / "posthorn.db").string(), .search_index = false});
         ASSERT_TRUE(s) << s.error().message();
         store_ = std::move(*s);
+    }
+    void TearDown() override {
+        store_.reset();
+        std::filesystem::remove_all(dir_);
     }
 
     OpsEndpoints make(OpsOptions o = {.trusted = {*core::parse_network("127.0.0.0/8")}}) {
@@ -43,6 +54,7 @@ class OpsEndpointsTest : public ::testing::Test {
     Health health_;
     core::SystemClock clock_;
     Readiness readiness_;
+    std::filesystem::path dir_;
     std::unique_ptr<store::sqlite::SqliteStore> store_;
 };
 

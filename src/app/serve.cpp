@@ -462,20 +462,19 @@ int serve(const Config& config) {
         config.server.node_id);
 
     readiness.set(Readiness::State::serving);
-    asio::co_spawn(
-        main,
-        shutdown_on_signal(signals, {.server = server,
-                                     .submission = submission,
-                                     .inbound = inbound,
-                                     .queue = queue,
-                                     .hooks = hooks,
-                                     .queue_store = stores,
-                                     .webhook_store = stores,
-                                     .readiness = readiness,
-                                     .node_id = config.server.node_id,
-                                     .grace = std::chrono::seconds(config.server.shutdown_grace_s),
-                                     .main = main}),
-        asio::detached);
+    // Named, not a braced temporary argument of the coroutine (GCC 12 destroys those twice).
+    Drain drain{.server = server,
+                .submission = submission,
+                .inbound = inbound,
+                .queue = queue,
+                .hooks = hooks,
+                .queue_store = stores,
+                .webhook_store = stores,
+                .readiness = readiness,
+                .node_id = config.server.node_id,
+                .grace = std::chrono::seconds(config.server.shutdown_grace_s),
+                .main = main};
+    asio::co_spawn(main, shutdown_on_signal(signals, std::move(drain)), asio::detached);
     asio::co_spawn(
         main,
         retention_loop(stores, stores, config.server.node_id, clock, config.retention.logs_days),

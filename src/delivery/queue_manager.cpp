@@ -126,8 +126,10 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     asio::awaitable<void> session(std::string destination, std::vector<Target> targets);
     std::optional<Job> next_job(const std::string& destination);
     void spawn_sessions();
+    // (Every argument a copy or a member's: a coroutine keeps references past its caller's
+    // temporaries.)
     asio::awaitable<void> finish(const Job& job, const std::vector<AttemptResult>& results,
-                                 const Peer& peer);
+                                 Peer peer);
     asio::awaitable<void> record(const store::QueuedEmail& email, domain::Outcomes outcomes);
     asio::awaitable<std::optional<std::string>> signed_message(const store::QueuedEmail& e);
     // Whether a store's failure `ec` is one that passes by itself (the database out of reach,
@@ -264,7 +266,7 @@ asio::awaitable<void> QueueManager::Impl::record(const store::QueuedEmail& email
 
 asio::awaitable<void> QueueManager::Impl::finish(const Job& job,
                                                  const std::vector<AttemptResult>& results,
-                                                 const Peer& peer) {
+                                                 Peer peer) {
     const auto now = clock.now_ms();
     domain::Outcomes outcomes{.at = now};
     for (std::size_t i = 0; i < job.recipients.size(); ++i)
@@ -421,7 +423,8 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
         InHand busy(in_hand);
         if (!client) {
             for (auto& o : outcomes) o = *no_session;
-            co_await finish(job, outcomes, {});
+            const Peer nowhere;  // named: GCC 12 frees a braced temporary argument twice
+            co_await finish(job, outcomes, nowhere);
             continue;
         }
         // Signed only now that a server is there to take it: the RSA signature is the
