@@ -16,6 +16,7 @@
 #include "api/smtp_doors.hpp"
 #include "api/v1.hpp"
 #include "app/mta_sts_fetcher.hpp"
+#include "app/smtp_certificate.hpp"
 #include "app/store_open.hpp"
 #include "core/client_limits.hpp"
 #include "core/clock.hpp"
@@ -24,7 +25,6 @@
 #include "core/version.hpp"
 #include "crypto/hash.hpp"
 #include "crypto/keys.hpp"
-#include "crypto/tls.hpp"
 #include "delivery/queue_manager.hpp"
 #include "dns/cares_resolver.hpp"
 #include "domain/vocabulary.hpp"
@@ -334,17 +334,14 @@ int serve(const Config& config) {
          .proxy_protocol = config.http.proxy_protocol},
         [&v1](http::Request req) { return v1.handle(std::move(req)); });
     // SMTP: one server implementation, two doors with their own policies.
-    std::shared_ptr<boost::asio::ssl::context> smtp_tls;
+    std::shared_ptr<crypto::ServerCertificate> smtp_cert;
     try {
-        auto [cert, key] =
-            config.smtp.tls_cert.empty()
-                ? crypto::ensure_self_signed(config.server.data_dir, config.smtp.hostname)
-                : std::pair{config.smtp.tls_cert, config.smtp.tls_key};
-        smtp_tls = crypto::server_context(cert, key);
+        smtp_cert = smtp_certificate(config);
     } catch (const std::exception& e) {
         log::error("SMTP TLS certificate: {}", e.what());
         return 1;
     }
+    const auto smtp_tls = smtp_cert->context();
     auto smtp_address = [](const HostPort& hp) {
         return asio::ip::tcp::endpoint(asio::ip::make_address(hp.host), hp.port);
     };
@@ -382,6 +379,8 @@ int serve(const Config& config) {
     // keeps what arrives before its wait) instead of killing the process as it stands.
     asio::io_context main;
     asio::signal_set signals(main, SIGINT, SIGTERM);
+    // SIGHUP re-reads the TLS certificate (caught from here on too: its default ends us).
+    asio::signal_set hup(main, SIGHUP);
     auto sub_bound = submission.start();
     if (!sub_bound) {
         log::error("cannot listen on {} (submission): {}",
@@ -418,6 +417,7 @@ int serve(const Config& config) {
     asio::co_spawn(main,
                    shutdown_on_signal(signals, server, submission, inbound, queue, hooks, main),
                    asio::detached);
+    asio::co_spawn(main, reload_on_signal(hup, smtp_cert), asio::detached);
     asio::co_spawn(
         main,
         retention_loop(stores, stores, config.server.node_id, clock, config.retention.logs_days),
