@@ -3,7 +3,9 @@
 #   make test   install what is missing, build, run every unit and integration test
 # Options: BUILD_TYPE=Debug, SANITIZE=address,undefined (builds into build-san/),
 #          CTEST_ARGS='-R unit' (passed to ctest).
-# Also: make bench (bench/RESULTS.md), make fuzz (libFuzzer, clang; scripts/fuzz.sh).
+# Also: make bench (bench/RESULTS.md), make fuzz (libFuzzer, clang; scripts/fuzz.sh),
+#       make install [PREFIX=/usr/local] [DESTDIR=...] (binary, example config, systemd unit),
+#       make deb [DEB_DIR=build] (a Debian package: docs/operations.md).
 
 BUILD_TYPE ?= Release
 SANITIZE ?=
@@ -11,8 +13,10 @@ BUILD_DIR := $(if $(SANITIZE),build-san,build)
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(if $(SANITIZE),-DPH_SANITIZE=$(SANITIZE))
 JOBS ?= 2
 CTEST_ARGS ?=
+PREFIX ?= /usr/local
+DEB_DIR ?= $(BUILD_DIR)
 
-.PHONY: all deps build run test bench fuzz clean
+.PHONY: all deps build run test bench fuzz clean install deb
 
 all: build
 
@@ -28,6 +32,13 @@ run: build
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# DESTDIR, when set, reaches cmake --install through the environment.
+install: build
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+deb: build
+	@scripts/make-deb.sh $(BUILD_DIR) $(DEB_DIR)
 
 bench: build
 	@scripts/install-deps.sh --bench

@@ -9,6 +9,20 @@ data_dir=$(sed -n 's/^data_dir *= *"\(.*\)"/\1/p' "$config" | head -n1)
 data_dir=${POSTHORN_SERVER_DATA_DIR:-${data_dir:-./data}}
 listen=$(sed -n 's/^listen *= *"\(.*\)"/\1/p' "$config" | head -n1)
 listen=${POSTHORN_HTTP_LISTEN:-${listen:-127.0.0.1:8080}}
+submission=$(sed -n 's/^submission_listen *= *"\(.*\)"/\1/p' "$config" | head -n1)
+submission=${POSTHORN_SMTP_SUBMISSION_LISTEN:-${submission:-127.0.0.1:587}}
+tls_cert=$(sed -n 's/^tls_cert *= *"\(.*\)"/\1/p' "$config" | head -n1)
+tls_cert=${POSTHORN_SMTP_TLS_CERT:-$tls_cert}
+# The certificate SMTP clients are to trust: the configured one, or the self-signed pair
+# that serve makes in the data dir (docs/smtp.md#trusting-the-self-signed-certificate).
+if [[ -n "$tls_cert" ]]; then
+  cert_note="SMTP submission on $submission (STARTTLS) presents $tls_cert."
+else
+  cert_note="SMTP submission on $submission (STARTTLS) presents the self-signed certificate
+  $(realpath -m "$data_dir/tls.crt")
+  (made by the server at its first start): give clients that file as their CA
+  (docs/smtp.md#trusting-the-self-signed-certificate)."
+fi
 
 if [[ ! -f "$data_dir/posthorn.db" ]]; then
   "$bin" --config "$config" account create dev >/dev/null
@@ -24,12 +38,16 @@ if [[ ! -f "$data_dir/posthorn.db" ]]; then
 
     curl -s -H "Authorization: Bearer $key" "http://$listen/v1/logs"
 
+  $cert_note
+
 MSG
 else
   cat <<MSG
 
   posthorn: using the existing data dir $data_dir. Keys are stored only as hashes;
   make a new one with:  $bin --config $config key create --account dev
+
+  $cert_note
 
 MSG
 fi

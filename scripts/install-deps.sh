@@ -21,6 +21,9 @@ packages=(
   openssl postfix  # postfix for its smtp-source load client (the daemon is not configured)
   postgresql-15  # the server the PostgreSQL tests start (tools/pg_test_server.py); pg_trgm is in it
   nsd unbound ldnsutils  # DANE tests: a signed zone (ldns-signzone) on nsd behind a validating unbound
+  # the package test (tests/package): systemd-analyze verify of the unit, /bin/kill of its
+  # ExecReload; make deb's dpkg-shlibdeps comes with build-essential (dpkg-dev)
+  systemd procps
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
@@ -31,10 +34,14 @@ if [[ "${1:-}" == "--fuzz" ]]; then
   packages+=(clang-14 libclang-rt-14-dev)
 fi
 
+# One dpkg-query for all (one a package took seconds: every make target runs this).
+declare -A installed=()
+while read -r status name; do
+  [[ "$status" == "installed" ]] && installed[$name]=1
+done < <(dpkg-query -W -f='${db:Status-Status} ${Package}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()
 for p in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == "installed" ]] || missing+=("$p")
+  [[ -n "${installed[$p]:-}" ]] || missing+=("$p")
 done
 # Node test clients (nodemailer, standardwebhooks) from the npm registry, into
 # tests/node/node_modules; installed when any of them is missing.

@@ -13,8 +13,15 @@
 namespace posthorn::app {
 namespace {
 
-std::unique_ptr<store::Store> open_or_die(const Config& config) {
-    auto s = open_store(config, 1);
+// Every command but `account create` works on an install that exists: a wrong --config or
+// data_dir must not leave an empty database behind, nor answer from one.
+std::unique_ptr<store::Store> open_or_die(const Config& config,
+                                          OpenMode mode = OpenMode::existing) {
+    auto s = open_store(config, 1, mode);
+    if (!s && s.error() == store::errc::no_schema) {
+        std::cerr << "posthorn: " << no_database_message(config) << "\n";
+        std::exit(1);  // NOLINT(concurrency-mt-unsafe): the CLI runs no other thread
+    }
     if (!s) {
         std::cerr << "posthorn: cannot open the database: " << s.error().message() << "\n";
         std::exit(1);  // NOLINT(concurrency-mt-unsafe): the CLI runs no other thread
@@ -31,7 +38,7 @@ int fail(const std::string& what) {
 
 int account_create(const Config& config, const std::string& name) {
     if (name.empty() || name.size() > 200) return fail("an account name has 1 to 200 characters");
-    auto store = open_or_die(config);
+    auto store = open_or_die(config, OpenMode::create);  // the first command of an install
     core::SystemClock clock;
     const auto now = clock.now_ms();
     store::Account a{.id = new_id("acc_", now), .name = name, .created_at = now};

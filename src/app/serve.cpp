@@ -17,6 +17,7 @@
 #include "api/v1.hpp"
 #include "app/mta_sts_fetcher.hpp"
 #include "app/ops_endpoints.hpp"
+#include "app/smtp_certificate.hpp"
 #include "app/store_open.hpp"
 #include "core/client_limits.hpp"
 #include "core/clock.hpp"
@@ -26,7 +27,6 @@
 #include "core/version.hpp"
 #include "crypto/hash.hpp"
 #include "crypto/keys.hpp"
-#include "crypto/tls.hpp"
 #include "delivery/queue_manager.hpp"
 #include "dns/cares_resolver.hpp"
 #include "domain/vocabulary.hpp"
@@ -378,17 +378,14 @@ int serve(const Config& config) {
          .proxy_protocol = config.http.proxy_protocol},
         [&ops, &v1](http::Request req) { return answer(&ops, &v1, std::move(req)); });
     // SMTP: one server implementation, two doors with their own policies.
-    std::shared_ptr<boost::asio::ssl::context> smtp_tls;
+    std::shared_ptr<crypto::ServerCertificate> smtp_cert;
     try {
-        auto [cert, key] =
-            config.smtp.tls_cert.empty()
-                ? crypto::ensure_self_signed(config.server.data_dir, config.smtp.hostname)
-                : std::pair{config.smtp.tls_cert, config.smtp.tls_key};
-        smtp_tls = crypto::server_context(cert, key);
+        smtp_cert = smtp_certificate(config);
     } catch (const std::exception& e) {
         log::error("SMTP TLS certificate: {}", e.what());
         return 1;
     }
+    const auto smtp_tls = smtp_cert->context();
     auto smtp_address = [](const HostPort& hp) {
         return asio::ip::tcp::endpoint(asio::ip::make_address(hp.host), hp.port);
     };
@@ -428,6 +425,8 @@ int serve(const Config& config) {
     // keeps what arrives before its wait) instead of killing the process as it stands.
     asio::io_context main;
     asio::signal_set signals(main, SIGINT, SIGTERM);
+    // SIGHUP re-reads the TLS certificate (caught from here on too: its default ends us).
+    asio::signal_set hup(main, SIGHUP);
     auto sub_bound = submission.start();
     if (!sub_bound) {
         log::error("cannot listen on {} (submission): {}",
@@ -475,6 +474,7 @@ int serve(const Config& config) {
                 .grace = std::chrono::seconds(config.server.shutdown_grace_s),
                 .main = main};
     asio::co_spawn(main, shutdown_on_signal(signals, std::move(drain)), asio::detached);
+    asio::co_spawn(main, reload_on_signal(hup, smtp_cert), asio::detached);
     asio::co_spawn(
         main,
         retention_loop(stores, stores, config.server.node_id, clock, config.retention.logs_days),

@@ -9,9 +9,21 @@
 
 namespace posthorn::app {
 
-// Creates the data dir when needed. Throws ConfigError for a back end this build does not
-// have; answers the store error otherwise.
-Result<std::unique_ptr<store::Store>> open_store(const Config& config, std::size_t readers);
+enum class OpenMode {
+    create,    // make the data dir and the database when missing (serve, account create)
+    existing,  // an install that is there already (every other command): a missing database,
+               // or one without posthorn's schema, is store::errc::no_schema, and nothing is
+               // made, not even the data dir
+};
+
+// Throws ConfigError for a back end this build does not have; answers the store error
+// otherwise (logged, except no_schema: the caller says it, with no_database_message).
+Result<std::unique_ptr<store::Store>> open_store(const Config& config, std::size_t readers,
+                                                 OpenMode mode = OpenMode::create);
+
+// What to tell the operator when open_store answers no_schema: where it looked, and which
+// setting to check ("no database at ./data/posthorn.db; is --config / data_dir right?").
+std::string no_database_message(const Config& config);
 
 // Whether database.url names a store several nodes may share (PostgreSQL): what must be one
 // across nodes is then kept in it (the send rate), not in each process.

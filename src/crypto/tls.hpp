@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace posthorn::crypto {
@@ -56,13 +55,9 @@ struct PeerResult {
 // After the handshake.
 PeerResult peer_result(SSL* ssl);
 
-// A server context from PEM files; errors are thrown (start-up only).
+// A server context from PEM files; errors are thrown (start-up only). serve uses
+// crypto/server_certificate.hpp instead, whose pair can be re-read.
 std::shared_ptr<boost::asio::ssl::context> server_context(const std::string& cert_path,
                                                           const std::string& key_path);
-
-// `dir`/tls.crt and `dir`/tls.key, made once (RSA-2048, self-signed for `hostname`, ten
-// years) when they do not exist. Answers the two paths. Start-up only; throws on failure.
-std::pair<std::string, std::string> ensure_self_signed(const std::string& dir,
-                                                       const std::string& hostname);
 
 }  // namespace posthorn::crypto

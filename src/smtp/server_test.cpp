@@ -21,6 +21,7 @@
 
 #include "core/testing/loopback_client.hpp"
 #include "crypto/keys.hpp"
+#include "crypto/server_certificate.hpp"
 #include "crypto/tls.hpp"
 #include "smtp/reply.hpp"
 
@@ -172,8 +173,8 @@ std::shared_ptr<boost::asio::ssl::context> server_tls() {
     static const auto ctx = [] {
         std::string dir = ::testing::TempDir() + "smtp_server_test_XXXXXX";
         if (!::mkdtemp(dir.data())) throw std::runtime_error("mkdtemp");
-        auto [cert, key] = crypto::ensure_self_signed(dir, "mx.test");
-        auto made = crypto::server_context(cert, key);
+        const auto pair = crypto::ensure_self_signed(dir, {.dns = {"mx.test"}});
+        auto made = crypto::server_context(pair.cert_path, pair.key_path);
         std::filesystem::remove_all(dir);
         return made;
     }();

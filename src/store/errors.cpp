@@ -27,6 +27,8 @@ class Category final : public boost::system::error_category {
                 return "the database's schema is older than this posthorn's: start this posthorn "
                        "on "
                        "it once (it migrates at start)";
+            case errc::no_schema:
+                return "no posthorn database there";
         }
         return "unknown store error";
     }

@@ -19,6 +19,8 @@ enum class errc {
     newer_schema,   // the database was migrated by a newer posthorn than this one
     older_schema,   // the database is at an older schema than this posthorn's, and is not to be
                     // migrated here (a copy's source, opened read-only)
+    no_schema,      // opened as an existing install (create = false), the database is missing
+                    // or has no posthorn schema; nothing was created
 };
 
 const boost::system::error_category& error_category() noexcept;

@@ -64,7 +64,7 @@ Result<std::unique_ptr<PgStore>> PgStore::open(Options options) {
     // Every connection tells whether the server can be reached (reachable()).
     auto up = std::make_shared<std::atomic<bool>>(true);
     first->report_to(up);
-    auto version = detail::migrate(*first, detail::migrations());
+    auto version = detail::migrate(*first, detail::migrations(), options.create);
     if (!version) return version.error();
     if (options.readers == 0) options.readers = 1;
     std::vector<Conn> readers;

@@ -33,6 +33,10 @@ struct Options {
     std::string url;
     std::size_t readers = 2;  // read connections, each with a thread
     bool listen = true;       // hear other nodes' new mail and events (LISTEN/NOTIFY)
+    // False: open an existing install only. A database without posthorn's schema is
+    // errc::no_schema and is left as it was (the CLI's commands that read or change an
+    // install).
+    bool create = true;
 };
 
 // `url` with its password replaced by *** (in the user info of a URI, a password=
@@ -45,7 +49,8 @@ bool is_pg_url(std::string_view url);
 class PgStore final : public Store {
   public:
     // Connects and migrates. Blocking; call before serving. Failures are logged (without
-    // the password) and answered as errc::io, or errc::newer_schema.
+    // the password) and answered as errc::io, errc::newer_schema, or errc::no_schema (not
+    // logged: the caller says it).
     static Result<std::unique_ptr<PgStore>> open(Options options);
     ~PgStore() override;
 

@@ -106,6 +106,18 @@ TEST_F(PgStoreTest, ANewerSchemaIsRefused) {
     EXPECT_EQ(s.error(), errc::newer_schema);
 }
 
+TEST_F(PgStoreTest, AnExistingInstallOnlyIsOpenedWithoutCreate) {
+    auto s = PgStore::open({.url = db_->url(), .listen = false, .create = false});
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error(), errc::no_schema);
+    EXPECT_EQ(scalar(db_->url(), "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"), 0)
+        << "nothing made";
+    ASSERT_TRUE(open_store(db_->url()));
+    auto existing = PgStore::open({.url = db_->url(), .listen = false, .create = false});
+    ASSERT_TRUE(existing) << existing.error().message();
+    EXPECT_EQ((*existing)->schema_version(), detail::migrations().back().version);
+}
+
 TEST_F(PgStoreTest, AMigrationThatFailsLeavesNothing) {
     auto c = detail::Conn::open(db_->url());
     ASSERT_TRUE(c);

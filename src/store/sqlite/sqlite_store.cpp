@@ -86,6 +86,22 @@ Result<int> migrate(Db& db) {
     return version;
 }
 
+// The schema version of the database at `path`, 0 when there is none or posthorn never
+// migrated it; looked at without writing to it (a read-only connection: not even the
+// journal mode changes).
+Result<std::int64_t> schema_version_of(const std::string& path) {
+    struct stat st {};
+    if (path.empty() || path == ":memory:" || ::stat(path.c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_size == 0)
+        return 0;
+    auto db = Db::open_read_only(path);
+    if (!db) return db.error();
+    auto version = db->prepare("PRAGMA user_version");
+    if (!version) return version.error();
+    if (auto row = version->step(); !row) return row.error();
+    return version->int64(0);
+}
+
 ApiKey read_key(const Stmt& s) {
     return ApiKey{.id = s.text(0),
                   .account_id = s.text(1),
@@ -110,7 +126,12 @@ Result<ApiKey> key_where(Db& db, const char* where, const std::string& value) {
 }  // namespace
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(Options options) {
-    auto wdb = Db::open(options.path, true);
+    if (!options.create) {
+        auto version = schema_version_of(options.path);
+        if (!version) return version.error();
+        if (*version == 0) return errc::no_schema;
+    }
+    auto wdb = Db::open(options.path, options.create);
     if (!wdb) return wdb.error();
     auto version = migrate(*wdb);
     if (!version) return version.error();

@@ -23,11 +23,16 @@ struct Options {
     int wal_restart_frames = 16000;
     // The lists' search index (detail/search_index.hpp), in `<path>-search`.
     bool search_index = true;
+    // False: open an existing install only. A missing or empty file, or one that posthorn
+    // never migrated, is errc::no_schema, and no file is made (the CLI's commands that read
+    // or change an install: a wrong path must not leave an empty database behind).
+    bool create = true;
 };
 
 class SqliteStore final : public Store {
   public:
-    // Opens or creates the file and migrates it. Blocking; call before serving.
+    // Opens or creates the file (see Options::create) and migrates it. Blocking; call before
+    // serving.
     static Result<std::unique_ptr<SqliteStore>> open(Options options);
     ~SqliteStore() override;
 

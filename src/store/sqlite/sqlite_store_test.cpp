@@ -169,6 +169,38 @@ std::vector<std::pair<std::string, int>> checks_with_temporary_btrees(const std:
     return out;
 }
 
+TEST(SqliteStoreOpen, WithoutCreateOnlyAnExistingInstallOpensAndNothingIsMade) {
+    const auto dir = fs::temp_directory_path() / ("ph_store_open_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const auto path = (dir / "posthorn.db").string();
+    auto missing = SqliteStore::open({.path = path, .create = false});
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error(), errc::no_schema);
+    EXPECT_TRUE(fs::is_empty(dir)) << "no database, -epoch or -search file made";
+    // A SQLite file that posthorn never migrated: refused, and left as it was (its journal
+    // mode too).
+    const auto foreign = (dir / "other.db").string();
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(foreign.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE t (x)", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    const auto size = fs::file_size(foreign);
+    auto other = SqliteStore::open({.path = foreign, .create = false});
+    ASSERT_FALSE(other);
+    EXPECT_EQ(other.error(), errc::no_schema);
+    EXPECT_EQ(fs::file_size(foreign), size);
+    EXPECT_FALSE(fs::exists(foreign + "-wal"));
+    EXPECT_FALSE(fs::exists(foreign + "-epoch"));
+    // Once made, it opens.
+    { ASSERT_TRUE(SqliteStore::open({.path = path})); }
+    auto existing = SqliteStore::open({.path = path, .create = false});
+    ASSERT_TRUE(existing) << existing.error().message();
+    EXPECT_EQ((*existing)->schema_version(), kLatestVersion);
+    existing->reset();
+    fs::remove_all(dir);
+}
+
 TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     ASSERT_FALSE(detail::migrations().empty());
     EXPECT_EQ(store_->schema_version(), detail::migrations().back().version);

@@ -9,7 +9,15 @@ namespace {
 constexpr const char* kLock = "SELECT pg_advisory_lock(8102099357864587886)";
 constexpr const char* kUnlock = "SELECT pg_advisory_unlock(8102099357864587886)";
 
-Result<int> apply(Conn& c, const std::vector<Migration>& all) {
+Result<int> apply(Conn& c, const std::vector<Migration>& all, bool create) {
+    if (!create) {  // an existing install only: look before writing anything
+        auto table = c.exec("SELECT to_regclass('schema_migrations') IS NOT NULL");
+        if (!table) return table.error();
+        if (!table->row(0).boolean(0)) return errc::no_schema;
+        auto rows = c.exec("SELECT EXISTS (SELECT 1 FROM schema_migrations)");
+        if (!rows) return rows.error();
+        if (!rows->row(0).boolean(0)) return errc::no_schema;
+    }
     if (auto r = c.run("CREATE TABLE IF NOT EXISTS schema_migrations ("
                        "version integer PRIMARY KEY, name text NOT NULL, "
                        "applied_at timestamptz NOT NULL DEFAULT now())");
@@ -50,9 +58,9 @@ Result<int> apply(Conn& c, const std::vector<Migration>& all) {
 
 }  // namespace
 
-Result<int> migrate(Conn& conn, const std::vector<Migration>& all) {
+Result<int> migrate(Conn& conn, const std::vector<Migration>& all, bool create) {
     if (auto r = conn.run(kLock); !r) return r.error();
-    auto version = apply(conn, all);
+    auto version = apply(conn, all, create);
     (void)conn.run(kUnlock);
     return version;
 }
