@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace posthorn::log {
 
@@ -24,7 +25,7 @@ enum class Level { debug, info, warn, error };
 
 struct Field {
     Field(std::string_view k, std::string_view v) : key(k), value(v) {}
-    Field(std::string_view k, const std::string& v) : key(k), value(v) {}
+    Field(std::string_view k, std::string v) : key(k), value(std::move(v)) {}
     Field(std::string_view k, const char* v) : key(k), value(v != nullptr ? v : "") {}
     Field(std::string_view k, bool v) : key(k), value(v ? "true" : "false"), number(true) {}
     template <std::integral I>

@@ -94,7 +94,8 @@ void Counter::render(std::string& out) const {
         append_sample(out, name_, series_[i], static_cast<double>(counts_.sum(i)));
 }
 
-std::vector<std::string> one_label(std::string_view name, std::vector<std::string_view> values) {
+std::vector<std::string> one_label(std::string_view name,
+                                   const std::vector<std::string_view>& values) {
     std::vector<std::string> series;
     series.reserve(values.size());
     for (auto v : values) series.push_back(fmt::format("{}=\"{}\"", name, escape_label(v)));

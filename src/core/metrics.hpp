@@ -80,7 +80,8 @@ class Counter final : public Family {
 };
 
 // The series of one label: {`name="v1"`, `name="v2"`, …}.
-std::vector<std::string> one_label(std::string_view name, std::vector<std::string_view> values);
+std::vector<std::string> one_label(std::string_view name,
+                                   const std::vector<std::string_view>& values);
 
 // A counter family of `size` series that the caller numbers; `labels(i)` names series i
 // (`method="GET",code="200"`). Series at 0 are left out.

@@ -50,7 +50,7 @@ std::size_t method_index(std::string_view method) {
 metrics::NumberedCounter requests_total("posthorn_http_requests_total",
                                         "HTTP requests answered, by method and status code.",
                                         kMethods.size() * kCodes, [](std::size_t i) {
-                                            return fmt::format("method=\"{}\",code=\"{}\"",
+                                            return fmt::format(R"(method="{}",code="{}")",
                                                                kMethods[i / kCodes],
                                                                100 + i % kCodes);
                                         });
