@@ -139,6 +139,7 @@ Result<Changed> change_chunk(Conn& c, Batch& b, const QueueSelector& sel, UnixMs
                    lp);
         if (!still) return still.error();
         std::vector<std::int64_t> selected;
+        selected.reserve(static_cast<std::size_t>(still->size()));
         for (int i = 0; i < still->size(); ++i) selected.push_back(still->row(i).int64(0));
         if (selected.empty()) continue;
         auto email = detail::email_where(c, "e.id = $1 AND e.account_id = $2",
