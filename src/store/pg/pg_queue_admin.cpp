@@ -76,22 +76,32 @@ std::string queued(const std::string& columns, const std::string& filter) {
 
 // A write job: `set` (SQL assignments, $1 = now) on the queued recipients `sel` names (and
 // `extra`), answering how many it changed; `wake`: a change is mail due, which the other
-// nodes hear of with the commit.
-auto update_queued(QueueSelector sel, UnixMs now, const char* set, const char* extra, bool wake) {
-    return
-        [sel = std::move(sel), now, set, extra, wake](Conn& c, Batch& b) -> Result<std::int64_t> {
-            Params p;
-            const auto at = p.arg(now);
-            const auto filter = filter_of(sel, p, at) + " AND " + extra;
-            // The conditions again on the row updated: a claim that took it meanwhile is seen
-            // there (PostgreSQL checks them again on the row as that claim left it).
-            auto r = c.exec(std::string("UPDATE recipients SET ") + set + " WHERE id IN (" +
-                                queued("id", filter) + ")" + filter,
-                            p);
-            if (!r) return r.error();
-            if (wake && r->affected() > 0) b.notify(detail::kQueueChannel);
-            return r->affected();
-        };
+// nodes hear of with the commit. `lock_emails`: their emails are locked first, in the order
+// of their ids, as change_email locks an email before it reads and writes its recipients:
+// an outcome written meanwhile (which writes held_at as it read it) comes wholly before or
+// wholly after this change, never across it.
+auto update_queued(QueueSelector sel, UnixMs now, const char* set, const char* extra, bool wake,
+                   bool lock_emails) {
+    return [sel = std::move(sel), now, set, extra, wake, lock_emails](
+               Conn& c, Batch& b) -> Result<std::int64_t> {
+        Params p;
+        const auto at = p.arg(now);
+        const auto filter = filter_of(sel, p, at) + " AND " + extra;
+        if (lock_emails) {
+            auto locked = c.exec("SELECT id FROM emails WHERE id IN (SELECT email_id FROM (" +
+                                     queued("email_id", filter) + ") q) ORDER BY id FOR UPDATE",
+                                 p);
+            if (!locked) return locked.error();
+        }
+        // The conditions again on the row updated: a claim or an outcome that changed it
+        // meanwhile is seen there (PostgreSQL checks them again on the row as it was left).
+        auto r = c.exec(std::string("UPDATE recipients SET ") + set + " WHERE id IN (" +
+                            queued("id", filter) + ")" + filter,
+                        p);
+        if (!r) return r.error();
+        if (wake && r->affected() > 0) b.notify(detail::kQueueChannel);
+        return r->affected();
+    };
 }
 
 struct Changed {
@@ -178,7 +188,7 @@ asio::awaitable<Result<std::vector<QueueGroup>>> PgStore::queue_summary(QueueSel
                                      .state = detail::read_name(r.text(1), QueueState::ready),
                                      .recipients = r.int64(2),
                                      .oldest_queued_at = id_time(r.text(3), "em_"),
-                                     .next_attempt_at = r.int64(4)});
+                                     .next_attempt_at = r.opt_int64(4).value_or(0)});
         }
         std::sort(out.begin(), out.end(), [](const QueueGroup& a, const QueueGroup& b) {
             return std::tie(a.domain, a.state) < std::tie(b.domain, b.state);
@@ -190,21 +200,23 @@ asio::awaitable<Result<std::vector<QueueGroup>>> PgStore::queue_summary(QueueSel
 
 asio::awaitable<Result<std::int64_t>> PgStore::hold_queued(QueueSelector select, UnixMs now) {
     auto job = update_queued(std::move(select), now, "held_at = $1, updated_at = $1",
-                             "held_at IS NULL", false);
+                             "held_at IS NULL", false, true);
     co_return co_await impl_->writer.write<std::int64_t>(std::move(job));
 }
 
 asio::awaitable<Result<std::int64_t>> PgStore::release_queued(QueueSelector select, UnixMs now) {
     auto job = update_queued(std::move(select), now, "held_at = NULL, updated_at = $1",
-                             "held_at IS NOT NULL", true);
+                             "held_at IS NOT NULL", true, true);
     auto r = co_await impl_->writer.write<std::int64_t>(std::move(job));
     if (r && *r > 0) impl_->queued();
     co_return r;
 }
 
 asio::awaitable<Result<std::int64_t>> PgStore::make_due(QueueSelector select, UnixMs now) {
+    // It changes only next_attempt_at, which an outcome written meanwhile sets anew: no
+    // lock needed.
     auto job = update_queued(std::move(select), now, "next_attempt_at = $1, updated_at = $1",
-                             "true", true);
+                             "true", true, false);
     auto r = co_await impl_->writer.write<std::int64_t>(std::move(job));
     if (r && *r > 0) impl_->queued();
     co_return r;
