@@ -141,6 +141,9 @@ asio::awaitable<http::Response> get_email(Context ctx) {
             {"email", r.address},
             {"type", domain::name(r.type)},
             {"status", domain::name(r.status)},
+            // Held by the operator (`posthorn queue hold`): QUEUED, and not attempted until
+            // released. Only an open recipient can be held.
+            {"held", r.held_at.has_value()},
             {"attempts", r.attempts},
             {"next_attempt_at", iso_or_null(r.next_attempt_at)},
             {"last_response", r.last_response ? json::value(*r.last_response) : nullptr},

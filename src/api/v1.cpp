@@ -12,6 +12,7 @@
 #include "api/inbound.hpp"
 #include "api/keys.hpp"
 #include "api/logs.hpp"
+#include "api/queue.hpp"
 #include "api/tracking.hpp"
 #include "api/webhooks.hpp"
 #include "core/blocking.hpp"
@@ -100,6 +101,7 @@ struct V1::Impl {
         add("PATCH", "/v1/webhooks/{id}", &update_webhook);
         add("DELETE", "/v1/webhooks/{id}", &delete_webhook);
         add("GET", "/v1/webhooks/{id}/deliveries", &list_webhook_deliveries);
+        add("GET", "/v1/queue", &get_queue);
     }
 
     void add(std::string method, std::string_view pattern, RouteFn fn,

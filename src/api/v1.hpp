@@ -38,9 +38,10 @@ struct SendingPolicy {
     std::int64_t max_attachment_bytes = 26214400;
 };
 
-// What the front doors need. The stores: the HTTP handlers use these six; SMTP submission
-// accounts (keys), domains and emails; the inbound door inbound and emails; none of them the
-// queue (the queue is delivery's: api never calls it, CONVENTIONS §1).
+// What the front doors need. The stores: the HTTP handlers use these seven; SMTP submission
+// accounts (keys), domains and emails; the inbound door inbound and emails. None of them
+// claims from the queue or changes it (the queue is delivery's: api never calls it,
+// CONVENTIONS §1); GET /v1/queue reads the account's part of it (QueueViewStore).
 struct Deps {
     store::AccountStore& accounts;
     store::LogStore& logs;
@@ -48,6 +49,7 @@ struct Deps {
     store::EmailStore& emails;
     store::InboundStore& inbound;
     store::WebhookStore& webhooks;
+    store::QueueViewStore& queue;
     const store::StoreHealth& store_health;  // GET /healthz
     const core::Clock& clock;
     dns::Resolver& resolver;

@@ -11,6 +11,7 @@
 
 #include "app/commands.hpp"
 #include "app/config.hpp"
+#include "app/queue_commands.hpp"
 #include "app/serve.hpp"
 #include "app/store_copy.hpp"
 #include "core/log.hpp"
@@ -74,6 +75,40 @@ int run(int argc, char** argv) {
     auto* dns = cli.add_subcommand("dns", "DNS for the operator")->require_subcommand(1);
     auto* dns_zone = dns->add_subcommand("zone", "print the DKIM TXT records to serve (zone file)");
 
+    auto* queue = cli.add_subcommand("queue", "the delivery queue of every account: look, control")
+                      ->require_subcommand(1);
+    app::QueueFilter queue_filter;
+    bool queue_json = false;
+    auto selectors = [&queue_filter](CLI::App* cmd, const char* what) {
+        cmd->add_option("--domain", queue_filter.domain, std::string(what) + " to this domain");
+        cmd->add_option("--account", queue_filter.account, "of this account (its name)");
+        cmd->add_option("--email", queue_filter.email, "of this email (em_…)");
+    };
+    auto* queue_summary = queue->add_subcommand(
+        "summary", "queued recipients by destination domain and state, oldest, next attempt");
+    selectors(queue_summary, "only recipients");
+    queue_summary->add_flag("--json", queue_json, "JSON (as GET /v1/queue answers) for scripts");
+    struct Control {
+        const char* name;
+        const char* help;
+        domain::QueueAction action;
+        CLI::App* cmd = nullptr;
+    };
+    std::vector<Control> controls = {
+        {"hold", "hold queued recipients: not attempted until released", domain::QueueAction::hold},
+        {"release", "release held recipients: due again as they were",
+         domain::QueueAction::release},
+        {"retry", "make deferred recipients due now", domain::QueueAction::retry},
+        {"purge", "fail queued recipients (FAILED, reason purged; events sent)",
+         domain::QueueAction::purge},
+    };
+    for (auto& c : controls) {
+        c.cmd = queue->add_subcommand(c.name, std::string(c.help) +
+                                                  "; at least one of --domain, --account, "
+                                                  "--email (each narrows)");
+        selectors(c.cmd, "recipients");
+    }
+
     auto* store_cmd = cli.add_subcommand("store", "move the store")->require_subcommand(1);
     std::string copy_from, copy_to;
     auto* store_copy = store_cmd->add_subcommand(
@@ -112,6 +147,9 @@ int run(int argc, char** argv) {
         if (key_list->parsed()) return app::key_list(config, key_account);
         if (key_revoke->parsed()) return app::key_revoke(config, key_id);
         if (dns_zone->parsed()) return app::dns_zone(config);
+        if (queue_summary->parsed()) return app::queue_summary(config, queue_filter, queue_json);
+        for (const auto& c : controls)
+            if (c.cmd->parsed()) return app::queue_control(config, c.action, queue_filter);
     } catch (const app::ConfigError& e) {
         std::cerr << "posthorn: configuration error: " << e.what() << "\n";
         return 2;

@@ -283,6 +283,7 @@ int serve(const Config& config) {
                    .emails = stores,
                    .inbound = stores,
                    .webhooks = stores,
+                   .queue = stores,
                    .store_health = stores,
                    .clock = clock,
                    .resolver = **resolver,

@@ -68,7 +68,10 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
             .sent_at = r.sent_at,
             .final_at = is_final(r.status) ? std::optional<UnixMs>(at) : std::nullopt,
             .bounce = r.bounce,
-            .tls = r.tls});
+            .tls = r.tls,
+            // A hold keeps an open recipient off the queue (an attempt under way when it was
+            // held ends in a retry that waits for the release); a final one is in no queue.
+            .held_at = is_final(r.status) ? std::nullopt : r.held_at});
         if (o.suppress)
             change.suppressions.push_back(Suppression{.account_id = email.account_id,
                                                       .address = core::ascii_lower(r.address),

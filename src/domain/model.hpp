@@ -46,6 +46,7 @@ struct Recipient {
     std::optional<UnixMs> sent_at;             // when a server first took the message for it
     std::optional<Bounce> bounce;              // set when it was given up
     std::optional<TlsOutcome> tls;             // of the last attempt that got that far
+    std::optional<UnixMs> held_at;  // held by the operator since then (queue_control.hpp)
 };
 
 struct Email {
@@ -116,6 +117,7 @@ struct RecipientChange {
     std::optional<UnixMs> final_at;  // when it reached a final state
     std::optional<Bounce> bounce;
     std::optional<TlsOutcome> tls;
+    std::optional<UnixMs> held_at;  // held by the operator (only while queued)
 };
 
 // What the rules make of something that happened to an email: its new status and times,

@@ -59,6 +59,12 @@ enum class SuppressionReason : std::uint8_t { hard_bounce, complaint, manual, un
 
 enum class RecipientType : std::uint8_t { to, cc, bcc };
 
+// Where a queued (QUEUED) recipient stands in the queue at a given moment: its lease is live
+// (`in_flight`: a node has claimed it and its attempt is under way or about to be), else it
+// is held by the operator (`held`: not attempted until released), else its next attempt is
+// due (`ready`) or still to come (`deferred`: waiting for a retry). queue_control.hpp.
+enum class QueueState : std::uint8_t { ready, deferred, in_flight, held };
+
 // The names, in the order of each enum's values.
 inline constexpr std::array<std::string_view, 7> kEmailStatusNames = {
     "QUEUED", "SENT", "DELIVERED", "BOUNCED", "FAILED", "COMPLAINED", "BLOCKED"};
@@ -75,6 +81,8 @@ inline constexpr std::array<std::string_view, 4> kBounceTypeNames = {"hard", "so
 inline constexpr std::array<std::string_view, 4> kSuppressionReasonNames = {
     "hard_bounce", "complaint", "manual", "unsubscribe"};
 inline constexpr std::array<std::string_view, 3> kRecipientTypeNames = {"to", "cc", "bcc"};
+inline constexpr std::array<std::string_view, 4> kQueueStateNames = {"ready", "deferred",
+                                                                     "in_flight", "held"};
 
 namespace detail {
 template <class E>
@@ -106,6 +114,10 @@ struct Names<SuppressionReason> {
 template <>
 struct Names<RecipientType> {
     static constexpr const auto& all = kRecipientTypeNames;
+};
+template <>
+struct Names<QueueState> {
+    static constexpr const auto& all = kQueueStateNames;
 };
 }  // namespace detail
 

@@ -87,7 +87,8 @@ const std::vector<CopyTable>& copy_tables() {
           {"tls_policy", K::text},  // the last attempt's TLS (migrations 016 / 003)
           {"tls_version", K::text},
           {"tls_verified", K::boolean},
-          {"tls_failure", K::text}}},
+          {"tls_failure", K::text},
+          {"held_at", K::integer}}},  // held by the operator (migrations 017 / 004)
         {"suppressions",
          {{"account_id", K::text},
           {"address", K::text},

@@ -154,6 +154,55 @@ class QueueStore {
     virtual void set_queue_listener(std::function<void()> listener) = 0;
 };
 
+// The queue as the operator (`posthorn queue summary`, the metrics) and an account (GET
+// /v1/queue) see it. A recipient is in the queue while it is QUEUED, and stands, at a time
+// `now`, in one of the states of domain::QueueState: `in_flight` while a lease holds it
+// (lease_until > now), else `held` while the operator holds it, else `ready` when its next
+// attempt is due (at or before now), else `deferred`.
+class QueueViewStore {
+  public:
+    virtual ~QueueViewStore() = default;
+    // The queued recipients `select` names, counted per destination domain and state at
+    // `now`, by domain, then state (in the order of QueueState); with the queued_at of the
+    // oldest email among them (an email's id is made at its queued_at, as the product makes
+    // it, and the store reads the time from there) and their earliest next attempt (that of
+    // a recipient never tried: its email's queued_at). One read, which visits the queued
+    // recipients only, not the final ones: cheap enough to ask for every metrics scrape.
+    virtual asio::awaitable<Result<std::vector<QueueGroup>>> queue_summary(QueueSelector select,
+                                                                           UnixMs now) = 0;
+};
+
+// The operator's controls over the queue (`posthorn queue hold|release|retry|purge`). Which
+// states each command takes, and what a purge makes of an email, are the product's rules
+// (domain/queue_control.hpp), handed in as the selector's states and a decision: a back end
+// selects and writes. Each answers how many recipients it changed.
+class QueueAdminStore {
+  public:
+    virtual ~QueueAdminStore() = default;
+    // Holds the recipients `select` names (at `now`) that are not held yet: claim_due passes
+    // over a held recipient, whatever its next attempt, until it is released. A lease it has
+    // stays (an attempt under way goes on), and an outcome that leaves it QUEUED keeps the hold
+    // (domain::apply_outcomes). A recipient never tried is given its time of acceptance as
+    // its next attempt (as a claim gives it).
+    virtual asio::awaitable<Result<std::int64_t>> hold_queued(QueueSelector select, UnixMs now) = 0;
+    // Releases the held recipients `select` names: each is due at its next attempt as it was
+    // (at once if that has passed). Wakes delivery, here (the queue listener) and on the other
+    // nodes, when it released any.
+    virtual asio::awaitable<Result<std::int64_t>> release_queued(QueueSelector select,
+                                                                 UnixMs now) = 0;
+    // Makes the recipients `select` names due at `now` (their next attempt), and wakes
+    // delivery as release_queued does.
+    virtual asio::awaitable<Result<std::int64_t>> make_due(QueueSelector select, UnixMs now) = 0;
+    // For each email that has recipients `select` names: reads it with all its recipients,
+    // hands it and the ids of those selected to `decide`, and writes what that answers as
+    // change_email does (the recipients' leases lifted, suppressions, events) — every email
+    // in one transaction, during which no claim takes a selected recipient (one in flight at
+    // its start is not selected unless the selector asks for in_flight). `decide` runs on the
+    // store's thread, as change_email's. Answers how many recipients the changes wrote.
+    virtual asio::awaitable<Result<std::int64_t>> change_queued(QueueSelector select, UnixMs now,
+                                                                QueuedDecision decide) = 0;
+};
+
 class WebhookStore {
   public:
     virtual ~WebhookStore() = default;
@@ -233,6 +282,8 @@ class Store : public AccountStore,
               public EmailStore,
               public InboundStore,
               public QueueStore,
+              public QueueViewStore,
+              public QueueAdminStore,
               public WebhookStore,
               public JobLeaseStore,
               public SendRateStore,

@@ -213,6 +213,32 @@ struct QueuedEmail {
     std::vector<QueuedRecipient> recipients;
 };
 
+// Which queued (QUEUED) recipients a look at the queue or an operator's command is about.
+// Each filter given narrows the selection; none given: the whole queue, every account's.
+struct QueueSelector {
+    std::optional<std::string> account_id;
+    std::optional<std::string> domain;    // the recipient's destination domain, canonical
+    std::optional<std::string> email_id;  // em_…
+    // Where they stand at the time given with the selector (domain::QueueState); empty:
+    // every state.
+    std::vector<domain::QueueState> states;
+};
+
+// The queued recipients of one destination domain in one state (QueueViewStore).
+struct QueueGroup {
+    std::string domain;
+    domain::QueueState state = domain::QueueState::ready;
+    std::int64_t recipients = 0;
+    UnixMs oldest_queued_at = 0;  // when the oldest email among them was queued
+    UnixMs next_attempt_at = 0;   // the earliest next attempt among them (held: once released)
+};
+
+// What the product's rules make of an email some of whose queued recipients a selection
+// named (their ids): the change to write, or nullopt for none (QueueAdminStore::
+// change_queued; as EmailDecision).
+using QueuedDecision = std::function<std::optional<EmailChange>(
+    const Email& current, const std::vector<std::int64_t>& selected)>;
+
 struct ListQuery {
     std::string account_id;
     std::int64_t page = 1;

@@ -54,10 +54,10 @@ std::string hex(std::string_view bytes) {
 }
 
 std::string describe(const Recipient& r) {
-    return fmt::format("{} {} {} {} {} next={} last={} sent={} bounce={}", r.id, r.address,
+    return fmt::format("{} {} {} {} {} next={} last={} sent={} held={} bounce={}", r.id, r.address,
                        domain::name(r.type), domain::name(r.status), r.attempts,
                        r.next_attempt_at.value_or(-1), r.last_response.value_or("-"),
-                       r.sent_at.value_or(-1),
+                       r.sent_at.value_or(-1), r.held_at.value_or(-1),
                        r.bounce ? std::string(domain::name(r.bounce->type)) + " " + r.bounce->code +
                                       " " + r.bounce->message
                                 : "-");
@@ -259,6 +259,9 @@ Filled fill(Store& s) {
                                contract::retry_at(e.recipients[1], kT0 + 10 * kMinute)};
         },
         kT0 + 40);
+    // ... and held by the operator since (`posthorn queue hold`).
+    if (ok(run(s.hold_queued({.email_id = f.retried}, kT0 + 45)), "hold") != 1)
+        throw std::runtime_error("hold: no recipient held");
     // Bounced: given up, and the address suppressed.
     auto bounced = contract::new_email(f.acme, f.domain, 1, kT0 + 50);
     bounced.recipients[0].address = "gone@example.net";
@@ -529,12 +532,19 @@ TEST_F(PgCopyTest, TheQueueAndTheOutboxCarryOnWithoutTheOldLeases) {
     ASSERT_TRUE(copy());
     auto pg = ok(PgStore::open({.url = db_->url(), .readers = 1, .listen = false}), "PgStore");
     // Due now: the fresh email's three, and the leased email's two (its node's lease was
-    // not copied); the retried recipient is due ten minutes on.
+    // not copied); the retried recipient is due ten minutes on, once released (its hold was
+    // copied).
     auto claimed = ok(run(pg->claim_due(kT0 + 1000, 100, "node-b", kT0 + 9'000'000)), "claim");
     std::map<std::string, std::size_t> by_email;
     for (const auto& q : claimed) by_email[q.id] = q.recipients.size();
     EXPECT_EQ(by_email,
               (std::map<std::string, std::size_t>{{f.fresh, 3}, {f.leased, 2}, {f.idem, 1}}));
+    EXPECT_TRUE(
+        ok(run(pg->claim_due(kT0 + 10 * kMinute, 100, "node-b", kT0 + 20 * kMinute)), "claim")
+            .empty())
+        << "held";
+    EXPECT_EQ(ok(run(pg->release_queued({.email_id = f.retried}, kT0 + 10 * kMinute)), "release"),
+              1);
     auto retry =
         ok(run(pg->claim_due(kT0 + 10 * kMinute, 100, "node-b", kT0 + 20 * kMinute)), "claim");
     ASSERT_EQ(retry.size(), 1u);

@@ -133,7 +133,7 @@ Result<std::vector<Recipient>> recipients_of(Conn& c, const std::string& email_i
     auto rows = c.exec(
         "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response, "
         "sent_at, bounce_type, bounce_code, bounce_message, tls_policy, tls_version, "
-        "tls_verified, tls_failure FROM recipients WHERE email_id = $1 ORDER BY id",
+        "tls_verified, tls_failure, held_at FROM recipients WHERE email_id = $1 ORDER BY id",
         Params().add(email_id));
     if (!rows) return rows.error();
     std::vector<Recipient> out;
@@ -147,7 +147,8 @@ Result<std::vector<Recipient>> recipients_of(Conn& c, const std::string& email_i
                      .attempts = r.int32(5),
                      .next_attempt_at = r.opt_int64(6),
                      .last_response = r.opt_text(7),
-                     .sent_at = r.opt_int64(8)};
+                     .sent_at = r.opt_int64(8),
+                     .held_at = r.opt_int64(16)};
         if (!r.is_null(9))
             rc.bounce =
                 Bounce{.type = detail::read_name(r.text(9), domain::BounceType::undetermined),
@@ -161,82 +162,6 @@ Result<std::vector<Recipient>> recipients_of(Conn& c, const std::string& email_i
         out.push_back(std::move(rc));
     }
     return out;
-}
-
-// The email `where` finds (with `params`), with its recipients when asked; `lock`: FOR
-// UPDATE, so that changes of one email on several nodes come one after the other.
-Result<Email> email_where(Conn& c, const std::string& where, const Params& params,
-                          bool with_recipients, bool lock = false) {
-    auto rows = c.exec(std::string("SELECT ") + kEmailColumns + " FROM emails e WHERE " + where +
-                           (lock ? " FOR UPDATE" : ""),
-                       params);
-    if (!rows) return rows.error();
-    if (rows->empty()) return errc::not_found;
-    Email e = read_email(rows->row(0));
-    if (!with_recipients) return e;
-    auto rs = recipients_of(c, e.id);
-    if (!rs) return rs.error();
-    e.recipients = std::move(*rs);
-    return e;
-}
-
-// Writes what the rules made of `e` (EmailStore::change_email).
-Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& ch) {
-    auto u = c.exec(
-        "UPDATE emails SET status = $2, sent_at = $3, delivered_at = $4, failed_at = $5, "
-        "opened_at = $6, clicked_at = $7, updated_at = $8 WHERE id = $1",
-        Params()
-            .add(e.id)
-            .add(domain::name(ch.status))
-            .add(ch.sent_at)
-            .add(ch.delivered_at)
-            .add(ch.failed_at)
-            .add(ch.opened_at)
-            .add(ch.clicked_at)
-            .add(ch.at));
-    if (!u) return u.error();
-    for (const auto& rc : ch.recipients) {
-        Params p;
-        p.add(rc.id).add(e.id).add(domain::name(rc.status)).add(rc.attempts);
-        p.add(rc.next_attempt_at).add(rc.last_response).add(rc.sent_at).add(rc.final_at);
-        if (rc.bounce)
-            p.add(domain::name(rc.bounce->type)).add(rc.bounce->code).add(rc.bounce->message);
-        else
-            p.null(detail::Type::text).null(detail::Type::text).null(detail::Type::text);
-        p.add(ch.at);
-        if (rc.tls)
-            p.add(rc.tls->policy).add(rc.tls->version).add(rc.tls->verified).add(rc.tls->failure);
-        else
-            p.null(detail::Type::text)
-                .null(detail::Type::text)
-                .null(detail::Type::boolean)
-                .null(detail::Type::text);
-        // The outcome lifts the lease.
-        auto r = c.exec(
-            "UPDATE recipients SET status = $3, attempts = $4, next_attempt_at = $5, "
-            "last_response = $6, sent_at = $7, final_at = $8, bounce_type = $9, "
-            "bounce_code = $10, bounce_message = $11, lease_owner = NULL, lease_until = NULL, "
-            "updated_at = $12, tls_policy = $13, tls_version = $14, tls_verified = $15, "
-            "tls_failure = $16 WHERE id = $1 AND email_id = $2",
-            p);
-        if (!r) return r.error();
-    }
-    for (const auto& s : ch.suppressions) {
-        // An address the account suppresses already keeps its entry.
-        auto r = c.exec(
-            "INSERT INTO suppressions (account_id, address, reason, source_email_id, "
-            "created_at) VALUES ($1, $2, $3, nullif($4, ''), $5) ON CONFLICT DO NOTHING",
-            Params()
-                .add(s.account_id)
-                .add(s.address)
-                .add(domain::name(s.reason))
-                .add(s.email_id)
-                .add(s.created_at));
-        if (!r) return r.error();
-    }
-    for (const auto& ev : ch.events)
-        if (auto r = detail::insert_event(c, b, ev); !r) return r;
-    return {};
 }
 
 // ---- the lists ----
@@ -306,6 +231,90 @@ Result<Page<T>> search(Conn& c, const SearchQuery& q, const std::string& select,
 }
 
 }  // namespace
+
+namespace detail {
+
+// The email `where` finds (with `params`), with its recipients when asked; `lock`: FOR
+// UPDATE, so that changes of one email on several nodes come one after the other.
+Result<Email> email_where(Conn& c, const std::string& where, const Params& params,
+                          bool with_recipients, bool lock) {
+    auto rows = c.exec(std::string("SELECT ") + kEmailColumns + " FROM emails e WHERE " + where +
+                           (lock ? " FOR UPDATE" : ""),
+                       params);
+    if (!rows) return rows.error();
+    if (rows->empty()) return errc::not_found;
+    Email e = read_email(rows->row(0));
+    if (!with_recipients) return e;
+    auto rs = recipients_of(c, e.id);
+    if (!rs) return rs.error();
+    e.recipients = std::move(*rs);
+    return e;
+}
+
+// Writes what the rules made of `e` (EmailStore::change_email).
+Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& ch) {
+    auto u = c.exec(
+        "UPDATE emails SET status = $2, sent_at = $3, delivered_at = $4, failed_at = $5, "
+        "opened_at = $6, clicked_at = $7, updated_at = $8 WHERE id = $1",
+        Params()
+            .add(e.id)
+            .add(domain::name(ch.status))
+            .add(ch.sent_at)
+            .add(ch.delivered_at)
+            .add(ch.failed_at)
+            .add(ch.opened_at)
+            .add(ch.clicked_at)
+            .add(ch.at));
+    if (!u) return u.error();
+    for (const auto& rc : ch.recipients) {
+        Params p;
+        p.add(rc.id).add(e.id).add(domain::name(rc.status)).add(rc.attempts);
+        p.add(rc.next_attempt_at).add(rc.last_response).add(rc.sent_at).add(rc.final_at);
+        if (rc.bounce)
+            p.add(domain::name(rc.bounce->type)).add(rc.bounce->code).add(rc.bounce->message);
+        else
+            p.null(detail::Type::text).null(detail::Type::text).null(detail::Type::text);
+        p.add(ch.at);
+        if (rc.tls)
+            p.add(rc.tls->policy).add(rc.tls->version).add(rc.tls->verified).add(rc.tls->failure);
+        else
+            p.null(detail::Type::text)
+                .null(detail::Type::text)
+                .null(detail::Type::boolean)
+                .null(detail::Type::text);
+        p.add(rc.held_at);
+        // The outcome lifts the lease.
+        auto r = c.exec(
+            "UPDATE recipients SET status = $3, attempts = $4, next_attempt_at = $5, "
+            "last_response = $6, sent_at = $7, final_at = $8, bounce_type = $9, "
+            "bounce_code = $10, bounce_message = $11, lease_owner = NULL, lease_until = NULL, "
+            "updated_at = $12, tls_policy = $13, tls_version = $14, tls_verified = $15, "
+            "tls_failure = $16, held_at = $17 WHERE id = $1 AND email_id = $2",
+            p);
+        if (!r) return r.error();
+    }
+    for (const auto& s : ch.suppressions) {
+        // An address the account suppresses already keeps its entry.
+        auto r = c.exec(
+            "INSERT INTO suppressions (account_id, address, reason, source_email_id, "
+            "created_at) VALUES ($1, $2, $3, nullif($4, ''), $5) ON CONFLICT DO NOTHING",
+            Params()
+                .add(s.account_id)
+                .add(s.address)
+                .add(domain::name(s.reason))
+                .add(s.email_id)
+                .add(s.created_at));
+        if (!r) return r.error();
+    }
+    for (const auto& ev : ch.events)
+        if (auto r = detail::insert_event(c, b, ev); !r) return r;
+    return {};
+}
+
+}  // namespace detail
+
+using detail::email_where;
+using detail::write_change;
 
 asio::awaitable<Result<std::optional<StoredResponse>>> PgStore::create_email(NewEmail n) {
     // Held by pointer: the job is moved on its way to the writer, the email not.

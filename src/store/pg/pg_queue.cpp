@@ -9,13 +9,14 @@ namespace posthorn::store::pg {
 namespace {
 
 // Leases up to $2 due recipients (never tried: `fresh`; or tried before) that no live lease
-// holds, oldest due first. FOR UPDATE SKIP LOCKED: a claimer on another node (whose
-// transaction holds rows it took and has not committed yet) passes over those rows instead of
-// waiting for them, and a row taken by a claim that committed meanwhile is checked again
-// (its lease now live) and left out; so no recipient is leased twice.
+// holds and the operator does not hold (migration 004), oldest due first. FOR UPDATE SKIP LOCKED: a
+// claimer on another node (whose transaction holds rows it took and has not committed yet) passes
+// over those rows instead of waiting for them, and a row taken by a claim that committed meanwhile
+// is checked again (its lease now live) and left out; so no recipient is leased twice.
 constexpr const char* kClaim =
     "WITH due AS (SELECT id FROM recipients WHERE attempts %s 0 AND next_attempt_at <= $1 "
-    "AND (lease_until IS NULL OR lease_until <= $1) ORDER BY next_attempt_at, id LIMIT $2 "
+    "AND held_at IS NULL AND (lease_until IS NULL OR lease_until <= $1) "
+    "ORDER BY next_attempt_at, id LIMIT $2 "
     "FOR UPDATE SKIP LOCKED) "
     "UPDATE recipients r SET lease_owner = $3, lease_until = $4 FROM due WHERE r.id = due.id "
     "RETURNING r.id, r.email_id, r.account_id, r.address, r.domain, r.type, r.attempts, "
@@ -102,7 +103,8 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> PgStore::claim_due(UnixMs now,
     // Polled every second when idle: a reader looks first, so that an idle poll costs the
     // writer nothing.
     if (co_await impl_->nothing_due("SELECT 1 FROM recipients WHERE next_attempt_at <= $1 "
-                                    "AND (lease_until IS NULL OR lease_until <= $1) LIMIT 1",
+                                    "AND held_at IS NULL AND (lease_until IS NULL OR "
+                                    "lease_until <= $1) LIMIT 1",
                                     now))
         co_return std::vector<QueuedEmail>{};
     auto job = [now, limit, owner = std::move(owner), lease_until](

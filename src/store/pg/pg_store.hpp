@@ -110,6 +110,14 @@ class PgStore final : public Store {
                                                        UnixMs lease_until) override;
     void set_queue_listener(std::function<void()> listener) override;
 
+    asio::awaitable<Result<std::vector<QueueGroup>>> queue_summary(QueueSelector select,
+                                                                   UnixMs now) override;
+    asio::awaitable<Result<std::int64_t>> hold_queued(QueueSelector select, UnixMs now) override;
+    asio::awaitable<Result<std::int64_t>> release_queued(QueueSelector select, UnixMs now) override;
+    asio::awaitable<Result<std::int64_t>> make_due(QueueSelector select, UnixMs now) override;
+    asio::awaitable<Result<std::int64_t>> change_queued(QueueSelector select, UnixMs now,
+                                                        QueuedDecision decide) override;
+
     asio::awaitable<Result<void>> create_webhook(Webhook webhook) override;
     asio::awaitable<Result<Page<Webhook>>> list_webhooks(ListQuery query) override;
     asio::awaitable<Result<Webhook>> find_webhook(std::string account_id, std::string id) override;

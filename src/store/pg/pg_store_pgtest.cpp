@@ -1,6 +1,6 @@
 // What PgStore promises beyond the store contract, against a real server (PH_TEST_PG_DSN):
 // migrations under the advisory lock, the refusal of a newer schema, other nodes hearing of
-// new mail (LISTEN/NOTIFY), and connections lost and made again.
+// new, released and retried mail (LISTEN/NOTIFY), and connections lost and made again.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -172,6 +172,40 @@ TEST_F(PgStoreTest, OtherNodesHearOfNewMailAndEvents) {
     };
     ASSERT_TRUE(run(a->change_email(acc.id, n.email.id, false, open)));
     EXPECT_TRUE(eventually([&] { return *events >= 1; })) << "another node's event";
+}
+
+// Mail the operator releases or makes due on one node (`posthorn queue release|retry`, a
+// process of its own) is due at once: the other nodes hear of it as of new mail.
+TEST_F(PgStoreTest, OtherNodesHearOfReleasedAndRetriedMail) {
+    auto a = open_store(db_->url());
+    auto b = open_store(db_->url());
+    ASSERT_TRUE(a && b);
+    const UnixMs t = 1'800'000'000'000;
+    const Account acc{.id = new_id("acc_", t), .name = "acme", .created_at = t};
+    ASSERT_TRUE(run(a->create_account(acc)));
+    NewEmail n;
+    n.email = {.id = new_id("em_", t),
+               .account_id = acc.id,
+               .from_email = "a@example.com",
+               .to_display = "b@example.net",
+               .subject = "s",
+               .message_id = "m@h",
+               .return_token = "t",
+               .created_at = t,
+               .queued_at = t};
+    n.email.envelope_id = new_id("env_", t);
+    n.recipients = {{.address = "b@example.net", .domain = "example.net"}};
+    n.raw = "Subject: s\r\n\r\nhi\r\n";
+    ASSERT_TRUE(run(a->create_email(n)));
+    ASSERT_EQ(*run(a->hold_queued({}, t + 1)), 1);
+    auto queued = std::make_shared<std::atomic<int>>(0);
+    b->set_queue_listener([queued] { ++*queued; });
+    EXPECT_EQ(*run(a->hold_queued({}, t + 2)), 0);
+    ASSERT_EQ(*run(a->release_queued({}, t + 3)), 1);
+    EXPECT_TRUE(eventually([&] { return *queued >= 1; })) << "released on another node";
+    const int before = *queued;
+    ASSERT_EQ(*run(a->make_due({}, t + 4)), 1);
+    EXPECT_TRUE(eventually([&] { return *queued > before; })) << "made due on another node";
 }
 
 // Connections that the server drops (a restart, a fail-over, an idle timeout on the way) are

@@ -51,7 +51,7 @@ const std::map<std::string_view, const char*, std::less<>>& selects() {
          "r.attempts, CASE WHEN r.next_attempt_at IS NULL AND r.status = 'QUEUED' "
          "THEN e.queued_at ELSE r.next_attempt_at END, r.last_response, r.sent_at, r.final_at, "
          "r.bounce_type, r.bounce_code, r.bounce_message, r.updated_at, r.tls_policy, "
-         "r.tls_version, r.tls_verified, r.tls_failure FROM recipients r "
+         "r.tls_version, r.tls_verified, r.tls_failure, r.held_at FROM recipients r "
          "LEFT JOIN emails e ON e.account_id = r.account_id AND e.id = r.email_id ORDER BY r.id"},
         {"suppressions",
          "SELECT account_id, address, reason, source_email_id, created_at FROM suppressions "

@@ -333,9 +333,11 @@ asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::find_idempot
                              now](Db& db) { return idempotent(db, account_id, key, now); });
 }
 
+namespace detail {
+
 // The email `where` finds (?1 = a, ?2 = b unless empty), with its recipients when asked.
-static Result<Email> email_where(Db& db, const char* where, const std::string& a,
-                                 const std::string& b, bool with_recipients = true) {
+Result<Email> email_where(Db& db, const char* where, const std::string& a, const std::string& b,
+                          bool with_recipients) {
     auto s = db.prepare(std::string("SELECT ") + kEmailColumns +
                         ", e.first_recipient_id, e.last_recipient_id FROM emails e WHERE " + where);
     if (!s) return s.error();
@@ -350,7 +352,7 @@ static Result<Email> email_where(Db& db, const char* where, const std::string& a
     auto r = db.prepare(
         "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response, "
         "sent_at, bounce_type, bounce_code, bounce_message, tls_policy, tls_version, "
-        "tls_verified, tls_failure "
+        "tls_verified, tls_failure, held_at "
         "FROM recipients WHERE id BETWEEN ?1 AND ?2 AND email_id = ?3 ORDER BY id");
     if (!r) return r.error();
     r->bind(1, s->opt_int64(22)).bind(2, s->opt_int64(23)).bind_ref(3, e.id);
@@ -371,7 +373,8 @@ static Result<Email> email_where(Db& db, const char* where, const std::string& a
                                             ? std::optional<UnixMs>(e.queued_at)
                                             : r->opt_int64(6),
                      .last_response = r->opt_text(7),
-                     .sent_at = r->opt_int64(8)};
+                     .sent_at = r->opt_int64(8),
+                     .held_at = r->opt_int64(16)};
         if (!r->is_null(9))
             rc.bounce =
                 Bounce{.type = detail::read_name(r->text(9), domain::BounceType::undetermined),
@@ -388,7 +391,7 @@ static Result<Email> email_where(Db& db, const char* where, const std::string& a
 }
 
 // Writes what the rules made of `e` (EmailStore::change_email).
-static Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
+Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
     auto u = db.prepare(
         "UPDATE emails SET status = ?3, sent_at = ?4, delivered_at = ?5, failed_at = ?6, "
         "opened_at = ?7, clicked_at = ?8, updated_at = ?9 WHERE account_id = ?1 AND id = ?2");
@@ -411,7 +414,7 @@ static Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
             "last_response = ?6, sent_at = ?7, final_at = ?8, bounce_type = ?9, "
             "bounce_code = ?10, bounce_message = ?11, lease_owner = NULL, lease_until = NULL, "
             "updated_at = ?12, tls_policy = ?13, tls_version = ?14, tls_verified = ?15, "
-            "tls_failure = ?16 WHERE id = ?1 AND email_id = ?2");
+            "tls_failure = ?16, held_at = ?17 WHERE id = ?1 AND email_id = ?2");
         if (!s) return s.error();
         s->bind(1, rc.id)
             .bind_ref(2, e.id)
@@ -421,7 +424,8 @@ static Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
             .bind(6, rc.last_response)
             .bind(7, rc.sent_at)
             .bind(8, rc.final_at)
-            .bind(12, c.at);
+            .bind(12, c.at)
+            .bind(17, rc.held_at);
         if (rc.bounce)
             s->bind_ref(9, domain::name(rc.bounce->type))
                 .bind_ref(10, rc.bounce->code)
@@ -452,6 +456,11 @@ static Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
         if (auto r = insert_event(db, ev); !r) return r;
     return {};
 }
+
+}  // namespace detail
+
+using detail::email_where;
+using detail::write_change;
 
 asio::awaitable<Result<Email>> SqliteStore::find_email(std::string account_id, std::string id) {
     auto job = [account_id = std::move(account_id), id = std::move(id)](Db& db) {

@@ -27,9 +27,11 @@ struct Claim {
     // Leases up to `n` recipients: retries whose time has come (recipients_due), or fresh
     // ones (never tried, above queue_state.fresh_after: migration 012) in the order of ids.
     Result<Taken> take(bool fresh, int n) {
+        // Held recipients are not due (migration 017: nor in recipients_due).
         static constexpr const char* kDue =
-            "SELECT id FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?3 "
-            "AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY next_attempt_at LIMIT ?4";
+            "SELECT id FROM recipients WHERE next_attempt_at IS NOT NULL AND held_at IS NULL "
+            "AND next_attempt_at <= ?3 AND (lease_until IS NULL OR lease_until <= ?3) "
+            "ORDER BY next_attempt_at LIMIT ?4";
         static constexpr const char* kFresh =
             "SELECT id FROM recipients WHERE id > (SELECT fresh_after FROM queue_state) "
             "AND next_attempt_at IS NULL AND status = ?5 ORDER BY id LIMIT ?4";
@@ -120,10 +122,11 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> SqliteStore::claim_due(UnixMs 
     // Polled every second when idle: a reader looks first, so that an idle poll costs the
     // writer nothing. Due: a recipient tried before whose time has come (recipients_due), or
     // one never tried (fresh, above queue_state.fresh_after: migration 012; every recipient
-    // above that mark is one never claimed, so open).
+    // above that mark is one never claimed, so open); neither held (a held one has a
+    // next_attempt_at: migration 017).
     if (co_await impl_->nothing_due(
-            "SELECT 1 FROM recipients WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ?1 "
-            "AND (lease_until IS NULL OR lease_until <= ?1) UNION ALL "
+            "SELECT 1 FROM recipients WHERE next_attempt_at IS NOT NULL AND held_at IS NULL "
+            "AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1) UNION ALL "
             "SELECT 1 FROM recipients WHERE id > (SELECT fresh_after FROM queue_state) "
             "AND next_attempt_at IS NULL LIMIT 1",
             now))

@@ -78,6 +78,13 @@ E read_name(std::string_view text, E fallback) {
 // Writes the event into the outbox; route_events() gives it its webhook deliveries.
 Result<void> insert_event(Conn& c, Batch& b, const Event& e);
 
+// The email `where` finds (with `params`), with its recipients when asked; `lock`: FOR
+// UPDATE (pg_emails.cpp).
+Result<Email> email_where(Conn& c, const std::string& where, const Params& params,
+                          bool with_recipients, bool lock = false);
+// Writes what the rules made of `e`, as EmailStore::change_email does (pg_emails.cpp).
+Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& ch);
+
 // An error for a Result whose value type is bool (from which an error_code would convert).
 template <class T>
 Result<T> fail(error_code ec) {

@@ -105,6 +105,13 @@ inline auto lift_leases(const char* sql, std::string owner) {
     };
 }
 
+// The email `where` finds (?1 = a, ?2 = b unless empty), with its recipients when asked
+// (sqlite_emails.cpp).
+Result<Email> email_where(Db& db, const char* where, const std::string& a, const std::string& b,
+                          bool with_recipients = true);
+// Writes what the rules made of `e`, as EmailStore::change_email does (sqlite_emails.cpp).
+Result<void> write_change(Db& db, const Email& e, const EmailChange& c);
+
 }  // namespace detail
 
 using core::json_string;
