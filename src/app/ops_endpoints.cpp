@@ -6,12 +6,15 @@
 
 #include <boost/asio/ip/address.hpp>
 
+#include <algorithm>
+#include <array>
 #include <fstream>
 
 #include "core/log.hpp"
 #include "core/metrics.hpp"
 #include "core/version.hpp"
 #include "crypto/hash.hpp"
+#include "domain/vocabulary.hpp"
 
 namespace posthorn::app {
 namespace {
@@ -124,7 +127,32 @@ asio::awaitable<http::Response> OpsEndpoints::metrics(const http::Request& req) 
     metrics::render_all(out);
 
     // Read from the store at each scrape: every node of a shared store shows the same
-    // figures (sum them with max(), not sum()).
+    // figures (aggregate them with max(), not sum()).
+    const auto now = clock_.now_ms();
+    auto groups = co_await stores_.queue.queue_summary({}, now);
+    if (groups) {
+        std::array<std::int64_t, domain::kQueueStateNames.size()> by_state{};
+        UnixMs oldest = now;
+        for (const auto& g : *groups) {
+            by_state[static_cast<std::size_t>(g.state)] += g.recipients;
+            oldest = std::min(oldest, g.oldest_queued_at);
+        }
+        metrics::append_header(out, "posthorn_queue_recipients",
+                               "Recipients still to be delivered, every account's, by state.",
+                               "gauge");
+        for (std::size_t i = 0; i < by_state.size(); ++i)
+            metrics::append_sample(out, "posthorn_queue_recipients",
+                                   "state=\"" + std::string(domain::kQueueStateNames[i]) + "\"",
+                                   static_cast<double>(by_state[i]));
+        metrics::append_header(out, "posthorn_queue_oldest_age_seconds",
+                               "How long the oldest recipient still to be delivered has waited "
+                               "since its email was accepted (0: the queue is empty).",
+                               "gauge");
+        metrics::append_sample(out, "posthorn_queue_oldest_age_seconds", "",
+                               static_cast<double>(std::max<UnixMs>(0, now - oldest)) / 1000.0);
+    } else {
+        log::warn("metrics: reading the queue: {}", groups.error().message());
+    }
     auto backlog = co_await stores_.webhooks.webhook_backlog();
     if (backlog) {
         metrics::append_header(out, "posthorn_webhook_backlog",

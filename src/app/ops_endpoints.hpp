@@ -4,6 +4,10 @@
 // metrics.trusted_networks or presenting `Authorization: Bearer <metrics.token>` (anyone
 // else: 403), and GET /readyz (200 while this node takes traffic; 503 while it starts,
 // drains, or cannot reach its store). /healthz stays the API's liveness check.
+//
+// The gauges read from the store (the queue by state, its oldest recipient's age, the
+// webhook backlog) are the store's, not this node's: every node of a shared store shows
+// the same figures.
 #pragma once
 
 #include <atomic>
@@ -39,6 +43,7 @@ struct OpsOptions {
 struct OpsStores {
     const store::StoreHealth& health;
     store::WebhookStore& webhooks;
+    store::QueueViewStore& queue;
 };
 
 class OpsEndpoints {

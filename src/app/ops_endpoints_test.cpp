@@ -37,7 +37,8 @@ class OpsEndpointsTest : public ::testing::Test {
     }
 
     OpsEndpoints make(OpsOptions o = {.trusted = {*core::parse_network("127.0.0.0/8")}}) {
-        return OpsEndpoints(std::move(o), {.health = health_, .webhooks = *store_}, clock_,
+        return OpsEndpoints(std::move(o),
+                            {.health = health_, .webhooks = *store_, .queue = *store_}, clock_,
                             readiness_);
     }
 
@@ -90,6 +91,9 @@ TEST_F(OpsEndpointsTest, MetricsForTrustedNetworksOrTheToken) {
     EXPECT_EQ(inside.status, 200u);
     EXPECT_EQ(inside.content_type, "text/plain; version=0.0.4; charset=utf-8");
     EXPECT_NE(inside.body.find("\nposthorn_webhook_backlog 0\n"), std::string::npos);
+    EXPECT_NE(inside.body.find("\nposthorn_queue_recipients{state=\"held\"} 0\n"),
+              std::string::npos);
+    EXPECT_NE(inside.body.find("\nposthorn_queue_oldest_age_seconds 0\n"), std::string::npos);
     EXPECT_NE(inside.body.find("posthorn_build_info{version=\""), std::string::npos);
     EXPECT_NE(inside.body.find("\nprocess_open_fds "), std::string::npos);
 

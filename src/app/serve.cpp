@@ -355,7 +355,7 @@ int serve(const Config& config) {
     OpsEndpoints ops({.metrics_enabled = config.metrics.enabled,
                       .trusted = std::move(metrics_trusted),
                       .token = config.metrics.token},
-                     {.health = stores, .webhooks = stores}, clock, readiness);
+                     {.health = stores, .webhooks = stores, .queue = stores}, clock, readiness);
 
     error_code ec;
     const auto address = asio::ip::make_address(config.http.listen.host, ec);

@@ -32,6 +32,7 @@ FAMILIES = [
     "posthorn_http_requests", "posthorn_http_request_duration_seconds",
     "posthorn_smtp_sessions", "posthorn_smtp_messages", "posthorn_webhook_deliveries",
     "posthorn_webhook_backlog", "posthorn_store_commit_duration_seconds",
+    "posthorn_queue_recipients", "posthorn_queue_oldest_age_seconds",
     "process_resident_memory_bytes", "process_cpu_seconds", "process_open_fds",
 ]
 
@@ -158,6 +159,15 @@ def test_every_family_is_there_and_moves_with_the_mail(world, webhook_receiver):
     assert d("posthorn_smtp_messages_total", listener="inbound", result="accepted") == 0
     assert d("posthorn_store_commit_duration_seconds_count") >= 3
     assert value(after, "posthorn_webhook_backlog") == 0
+    # The deferred recipient waits in the queue; the others are delivered.
+    assert value(after, "posthorn_queue_recipients", state="deferred") == 1
+    assert value(after, "posthorn_queue_recipients", state="ready") == 0
+    assert value(after, "posthorn_queue_recipients", state="held") == 0
+    assert value(after, "posthorn_queue_oldest_age_seconds") > 0
+    ph.cli("queue", "hold", "--domain", "defer.example.net")
+    _, held = scrape(ph)
+    assert value(held, "posthorn_queue_recipients", state="held") == 1
+    assert value(held, "posthorn_queue_recipients", state="deferred") == 0
     assert value(after, "process_resident_memory_bytes") > 1e6
     assert value(after, "process_open_fds") > 5
     assert value(after, "process_cpu_seconds_total") > 0
