@@ -30,8 +30,9 @@ term_then_kill() {
   fi
 }
 
-# The server lets the requests, sessions and delivery jobs in hand finish (30 s grace),
-# then flushes the store; delivery sessions held by a silent relay take that whole grace.
+# The server lets the requests, SMTP transactions and delivery jobs in hand finish (within
+# server.shutdown_grace_s, 30 s by default), then flushes the store; a delivery session still
+# waiting for a silent relay's greeting holds no job, so it does not hold the stop up.
 stop_posthorn() {
   [[ -n $ph_pid ]] || return 0
   stop_posthorn_pid "$ph_pid"

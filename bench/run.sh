@@ -2,19 +2,19 @@
 # posthorn benchmarks — the entry point of `make bench` (after `scripts/install-deps.sh
 # --bench` has installed wrk, nginx-light and postfix).
 #
-# Each benchmark is a script next to this one that starts its own peer and its own
-# posthorn on loopback, measures both in the same run (these machines are noisy: only
-# ratios measured side by side mean anything), stops everything it started and
-# updates its own section of bench/RESULTS.md.
+# Each benchmark is a script next to this one that starts its own peer (for metrics, a
+# posthorn with metrics off) and its own posthorn on loopback, measures both in the same
+# run (these machines are noisy: only ratios measured side by side mean anything), stops
+# everything it started and updates its own section of bench/RESULTS.md.
 #
 #   bench/run.sh                 every benchmark
 #   bench/run.sh send_emails     only the named ones (http_logs, send_emails, delivery,
-#                                smtp_accept, scale, pg)
+#                                smtp_accept, scale, pg, metrics)
 #   ROUNDS=5 bench/run.sh        options are passed through the environment (see each script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(http_logs send_emails delivery smtp_accept scale pg)
+all=(http_logs send_emails delivery smtp_accept scale pg metrics)
 selected=("$@")
 [[ ${#selected[@]} -gt 0 ]] || selected=("${all[@]}")
 
