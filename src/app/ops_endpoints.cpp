@@ -10,6 +10,7 @@
 #include <array>
 #include <fstream>
 
+#include "api/keys.hpp"
 #include "core/log.hpp"
 #include "core/metrics.hpp"
 #include "core/version.hpp"
@@ -101,10 +102,8 @@ http::Response OpsEndpoints::ready() const {
 bool OpsEndpoints::may_scrape(const http::Request& req) const {
     if (!options_.token.empty()) {
         const auto auth = req.header("authorization");
-        constexpr std::string_view kBearer = "Bearer ";
-        if (auth && auth->size() > kBearer.size() && auth->substr(0, kBearer.size()) == kBearer &&
-            crypto::equal_ct(auth->substr(kBearer.size()), options_.token))
-            return true;
+        const auto token = auth ? api::bearer_token(*auth) : std::nullopt;
+        if (token && crypto::equal_ct(*token, options_.token)) return true;
     }
     error_code ec;
     const auto ip = asio::ip::make_address(req.remote_ip, ec);
