@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "api/webhook_url.hpp"
+#include "core/time.hpp"
 #include "domain/vocabulary.hpp"
 #include "mail/domain_name.hpp"
 
@@ -104,6 +105,30 @@ std::variant<store::WebhookPatch, BodyError> read_webhook_fields(const json::val
         }
     }
     return p;
+}
+
+std::variant<store::WebhookReplay, BodyError> read_webhook_replay(const json::value& body) {
+    constexpr const char* kExactlyOne =
+        "give exactly one of event_id (one event's delivery) and failed_since (an ISO 8601 "
+        "time: every delivery given up since)";
+    if (!body.is_object()) return error(std::string("body must be a JSON object: ") + kExactlyOne);
+    store::WebhookReplay out;
+    for (const auto& [k, v] : body.as_object()) {
+        if (k == "event_id") {
+            if (!v.is_string() || v.as_string().empty())
+                return error("event_id must be an event id (evt_…)");
+            out.event_id = std::string(v.as_string());
+        } else if (k == "failed_since") {
+            const auto at = v.is_string() ? parse_iso8601(v.as_string()) : std::nullopt;
+            if (!at)
+                return error("failed_since must be an ISO 8601 time, e.g. 2026-11-27T10:00:00Z");
+            out.failed_since = *at;
+        } else {
+            return error("unknown field '" + std::string(k) + "'");
+        }
+    }
+    if (out.event_id.has_value() == out.failed_since.has_value()) return error(kExactlyOne);
+    return out;
 }
 
 }  // namespace posthorn::api

@@ -30,4 +30,8 @@ std::variant<store::DomainSettings, BodyError> read_domain_settings(const boost:
 std::variant<store::WebhookPatch, BodyError> read_webhook_fields(const boost::json::value& body,
                                                                  bool allow_private);
 
+// POST /v1/webhooks/{id}/replay: exactly one of {"event_id": "evt_…"} (that event's
+// delivery) and {"failed_since": ISO 8601} (every delivery given up of the events since).
+std::variant<store::WebhookReplay, BodyError> read_webhook_replay(const boost::json::value& body);
+
 }  // namespace posthorn::api

@@ -101,6 +101,8 @@ struct V1::Impl {
         add("PATCH", "/v1/webhooks/{id}", &update_webhook);
         add("DELETE", "/v1/webhooks/{id}", &delete_webhook);
         add("GET", "/v1/webhooks/{id}/deliveries", &list_webhook_deliveries);
+        add("POST", "/v1/webhooks/{id}/rotate-secret", &rotate_webhook_secret);
+        add("POST", "/v1/webhooks/{id}/replay", &replay_webhook_deliveries);
         add("GET", "/v1/queue", &get_queue);
     }
 

@@ -19,6 +19,11 @@ using detail::Context;
 namespace {
 
 constexpr std::size_t kSecretBytes = 24;  // Standard Webhooks: 24 to 64 bytes
+// After a rotation the replaced secret signs too for this long (a second signature in the
+// webhook-signature header), so that receivers can move to the new one without losing a call.
+constexpr UnixMs kPreviousSecretMs = 24LL * 3600 * 1000;
+
+std::string shown_secret(const std::string& raw) { return "whsec_" + crypto::base64_encode(raw); }
 
 json::object to_json(const store::Webhook& w) {
     json::array events;
@@ -28,6 +33,17 @@ json::object to_json(const store::Webhook& w) {
             {"status", w.active},
             {"events", std::move(events)},
             {"created_at", format_iso8601(w.created_at)}};
+}
+
+// What a rotation answers: the webhook with its new secret, and until when the one it
+// replaced still signs.
+json::object rotated_json(const store::Webhook& w) {
+    auto body = to_json(w);
+    body["secret"] = shown_secret(w.secret);
+    body["previous_secret_expires_at"] = nullptr;
+    if (w.previous_secret_until)
+        body["previous_secret_expires_at"] = format_iso8601(*w.previous_secret_until);
+    return body;
 }
 
 http::Response not_found_or_error(const error_code& ec) {
@@ -53,7 +69,7 @@ asio::awaitable<http::Response> create_webhook(Context ctx) {
                      .created_at = now,
                      .updated_at = now};
     auto body = to_json(w);
-    body["secret"] = "whsec_" + crypto::base64_encode(w.secret);
+    body["secret"] = shown_secret(w.secret);
     auto r = co_await ctx.deps.webhooks.create_webhook(std::move(w));
     if (!r) co_return detail::internal_error("create the webhook", r.error());
     co_return detail::json(200, body);
@@ -122,6 +138,38 @@ asio::awaitable<http::Response> list_webhook_deliveries(Context ctx) {
     }
     co_return detail::json(200, json::object{{"data", std::move(data)},
                                              {"pagination", detail::pagination(p, page->total)}});
+}
+
+asio::awaitable<http::Response> rotate_webhook_secret(Context ctx) {
+    if (!ctx.body.is_null() && !(ctx.body.is_object() && ctx.body.as_object().empty()))
+        co_return detail::validation_error("rotate-secret takes no body");
+    const auto now = ctx.deps.clock.now_ms();
+    auto id = detail::param(ctx, "id");
+    auto account = ctx.account_id;
+    auto secret = crypto::random_string(kSecretBytes);
+    auto w = co_await ctx.deps.webhooks.rotate_webhook_secret(
+        std::move(account), std::move(id), std::move(secret), now + kPreviousSecretMs, now);
+    if (!w) co_return not_found_or_error(w.error());
+    co_return detail::json(200, rotated_json(*w));
+}
+
+asio::awaitable<http::Response> replay_webhook_deliveries(Context ctx) {
+    auto read = read_webhook_replay(ctx.body);
+    if (auto* bad = std::get_if<BodyError>(&read)) co_return detail::validation_error(bad->message);
+    auto what = std::get<store::WebhookReplay>(std::move(read));
+    const bool one = what.event_id.has_value();
+    auto id = detail::param(ctx, "id");
+    auto account = ctx.account_id;
+    auto n = co_await ctx.deps.webhooks.replay_webhook_deliveries(
+        std::move(account), id, std::move(what), ctx.deps.clock.now_ms());
+    if (!n) {
+        if (n.error() == store::errc::not_found)
+            co_return detail::not_found(one ? "webhook or delivery not found (the webhook has no "
+                                              "delivery of that event)"
+                                            : "webhook not found");
+        co_return detail::internal_error("replay the deliveries", n.error());
+    }
+    co_return detail::json(200, json::object{{"id", id}, {"replayed", *n}});
 }
 
 }  // namespace posthorn::api

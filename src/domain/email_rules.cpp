@@ -44,13 +44,17 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
     const UnixMs at = outcomes.at;
     std::vector<Recipient> recipients = email.recipients;
     EmailChange change{.at = at};
-    std::vector<std::size_t> about;  // indexes of the recipients the outcomes name
+    std::vector<std::size_t> about;    // indexes of the recipients the outcomes name
+    std::vector<std::size_t> delayed;  // of those, the ones first deferred by this attempt
     bool transmitted = false;
     for (const auto& o : outcomes.recipients) {
         auto it = std::find_if(recipients.begin(), recipients.end(),
                                [&](const Recipient& r) { return r.id == o.recipient_id; });
         if (it == recipients.end()) continue;
         auto& r = *it;
+        // Deferred for the first time: its first attempt left it queued for a retry.
+        const bool first_deferral = r.status == RecipientStatus::queued && r.attempts == 0 &&
+                                    o.status == RecipientStatus::queued && o.attempts > 0;
         r.status = o.status;
         r.attempts = o.attempts;
         r.next_attempt_at = o.next_attempt_at;
@@ -80,6 +84,8 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
                                                       .created_at = at});
         const auto index = static_cast<std::size_t>(it - recipients.begin());
         if (std::find(about.begin(), about.end(), index) == about.end()) about.push_back(index);
+        if (first_deferral && std::find(delayed.begin(), delayed.end(), index) == delayed.end())
+            delayed.push_back(index);
     }
     if (about.empty() && !outcomes.complaint) return std::nullopt;
 
@@ -108,6 +114,13 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
                                            email_event_data(email.id, status, named), at));
     };
     if (transmitted && !was_sent) raise(EventKind::email_sent);
+    if (!delayed.empty()) {
+        std::vector<const Recipient*> late;
+        late.reserve(delayed.size());
+        for (auto i : delayed) late.push_back(&recipients[i]);
+        change.events.push_back(make_event(EventKind::email_delivery_delayed, email.account_id,
+                                           email.id, email_event_data(email.id, status, late), at));
+    }
     if (status != email.status && is_final(status)) raise(event_for(status));
     return change;
 }

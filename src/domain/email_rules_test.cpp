@@ -148,20 +148,55 @@ TEST(ApplyOutcomes, ALateBounceTurnsDeliveredIntoBounced) {
     EXPECT_EQ(c->suppressions.size(), 1u);
 }
 
-TEST(ApplyOutcomes, RetriesChangeTheRecipientButRaiseNothing) {
-    const auto e = email_with({recipient(1, "a@x.test")});
+TEST(ApplyOutcomes, TheFirstDeferralRaisesDeliveryDelayedAndLaterRetriesNothing) {
+    auto e = email_with({recipient(1, "a@x.test"), recipient(2, "b@x.test")});
     const auto c = apply_outcomes(e, {.recipients = {{.recipient_id = 1,
                                                       .status = RecipientStatus::queued,
                                                       .attempts = 1,
                                                       .next_attempt_at = 7000,
-                                                      .response = "451 later"}},
+                                                      .response = "451 later"},
+                                                     delivered(2)},
                                       .at = 1000});
     ASSERT_TRUE(c);
-    EXPECT_EQ(c->status, EmailStatus::queued);
-    EXPECT_TRUE(c->events.empty());
+    EXPECT_EQ(c->status, EmailStatus::sent);
+    EXPECT_EQ(kinds(*c),
+              (std::vector<EventKind>{EventKind::email_sent, EventKind::email_delivery_delayed}));
     EXPECT_EQ(c->recipients[0].next_attempt_at, 7000);
     EXPECT_EQ(c->recipients[0].last_response, "451 later");
     EXPECT_FALSE(c->recipients[0].final_at);
+    // The delay's payload names the deferred recipient only, with the server's reply.
+    const auto data = json::parse(c->events[1].data_json).as_object();
+    const auto& about = data.at("recipients").as_array();
+    ASSERT_EQ(about.size(), 1U);
+    EXPECT_EQ(about[0].at("email").as_string(), "a@x.test");
+    EXPECT_EQ(about[0].at("status").as_string(), "QUEUED");
+    EXPECT_EQ(about[0].at("response").as_string(), "451 later");
+
+    // The second deferral of the same recipient raises nothing.
+    e.recipients[0].attempts = 1;
+    e.recipients[1].status = RecipientStatus::delivered;
+    e.status = EmailStatus::sent;
+    e.sent_at = 1000;
+    const auto again = apply_outcomes(e, {.recipients = {{.recipient_id = 1,
+                                                          .status = RecipientStatus::queued,
+                                                          .attempts = 2,
+                                                          .next_attempt_at = 9000,
+                                                          .response = "451 later"}},
+                                          .at = 2000});
+    ASSERT_TRUE(again);
+    EXPECT_TRUE(again->events.empty());
+}
+
+TEST(ApplyOutcomes, AnOutcomeThatMadeNoAttemptIsNoDelay) {
+    // A recipient given back untried (attempts unchanged) was not deferred by a server.
+    const auto e = email_with({recipient(1, "a@x.test")});
+    const auto c = apply_outcomes(e, {.recipients = {{.recipient_id = 1,
+                                                      .status = RecipientStatus::queued,
+                                                      .attempts = 0,
+                                                      .next_attempt_at = 7000}},
+                                      .at = 1000});
+    ASSERT_TRUE(c);
+    EXPECT_TRUE(c->events.empty());
 }
 
 TEST(ApplyOutcomes, TheAttemptsTlsIsKeptUntilAnotherAttemptSaysOtherwise) {

@@ -122,8 +122,13 @@ std::string inbound_event_data(const InboundSummary& m) {
 std::string event_body(EventKind kind, UnixMs created_at, std::string_view data_json) {
     std::string body = "{\"type\":";
     append_json_string(body, name(kind));
+    // `timestamp` is the Standard Webhooks name; `created_at` is kept for the receivers
+    // written before it.
+    const auto at = format_iso8601(created_at);
+    body += ",\"timestamp\":";
+    append_json_string(body, at);
     body += ",\"created_at\":";
-    append_json_string(body, format_iso8601(created_at));
+    append_json_string(body, at);
     body.append(",\"data\":").append(data_json.empty() ? "{}" : data_json).append("}");
     return body;
 }

@@ -42,7 +42,8 @@ struct InboundSummary {
 };
 std::string inbound_event_data(const InboundSummary& m);
 
-// The body a webhook is sent: {"type":…,"created_at":…,"data":…}.
+// The body a webhook is sent: {"type":…,"timestamp":…,"created_at":…,"data":…} (the
+// two times are the same: the event's).
 std::string event_body(EventKind kind, UnixMs created_at, std::string_view data_json);
 
 // Whether `webhook` is told of events of `kind`: it is active and subscribes to it.

@@ -77,11 +77,13 @@ TEST(Events, PayloadsAreJsonWithTheirFields) {
 
     // Exactly: the bytes are signed.
     EXPECT_EQ(event_body(EventKind::domain_verified, 1795255200123, R"({"domain":"a.example"})"),
-              R"({"type":"domain.verified","created_at":"2026-11-21T10:00:00.123Z",)"
+              R"({"type":"domain.verified","timestamp":"2026-11-21T10:00:00.123Z",)"
+              R"("created_at":"2026-11-21T10:00:00.123Z",)"
               R"("data":{"domain":"a.example"}})");
     const auto body = json::parse(event_body(EventKind::email_sent, 0, R"({"a":1})")).as_object();
     EXPECT_EQ(body.at("type").as_string(), "email.sent");
     EXPECT_EQ(body.at("created_at").as_string(), "1970-01-01T00:00:00.000Z");
+    EXPECT_EQ(body.at("timestamp").as_string(), "1970-01-01T00:00:00.000Z");
     EXPECT_EQ(body.at("data").at("a").as_int64(), 1);
     EXPECT_TRUE(json::parse(event_body(EventKind::email_sent, 0, "")).at("data").is_object());
 }

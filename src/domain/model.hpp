@@ -93,6 +93,10 @@ struct Webhook {
     std::vector<EventKind> events;
     bool active = true;
     std::string secret;  // the raw signing key (whsec_ + its base64 is shown once)
+    // The secret a rotation replaced, which still signs until previous_secret_until; ""
+    // when there is none.
+    std::string previous_secret;
+    std::optional<UnixMs> previous_secret_until;
     UnixMs created_at = 0;
     UnixMs updated_at = 0;
 };

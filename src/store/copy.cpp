@@ -120,7 +120,9 @@ const std::vector<CopyTable>& copy_tables() {
           {"active", K::boolean},
           {"secret", K::bytes},
           {"created_at", K::integer},
-          {"updated_at", K::integer}}},
+          {"updated_at", K::integer},
+          {"previous_secret", K::bytes},  // of a rotation (migrations 021 / 008)
+          {"previous_secret_until", K::integer}}},
         {"webhook_deliveries",
          {{"id", K::integer},
           {"webhook_id", K::text},

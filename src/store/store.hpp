@@ -213,6 +213,21 @@ class WebhookStore {
                                                           std::string id) = 0;
     virtual asio::awaitable<Result<Webhook>> update_webhook(std::string account_id, std::string id,
                                                             WebhookPatch patch, UnixMs now) = 0;
+    // Makes `secret` the webhook's secret and the one it replaces its previous secret, which
+    // signs too until `previous_until` (how long is the product's rule). errc::not_found for
+    // an unknown id or one of another account.
+    virtual asio::awaitable<Result<Webhook>> rotate_webhook_secret(std::string account_id,
+                                                                   std::string id,
+                                                                   std::string secret,
+                                                                   UnixMs previous_until,
+                                                                   UnixMs now) = 0;
+    // Makes the deliveries `what` names pending again, due at `now`, with no attempt made
+    // (their earlier attempts stay listed). Answers how many; errc::not_found when the
+    // webhook is not the account's, or when `what` names an event it has no delivery of.
+    virtual asio::awaitable<Result<std::int64_t>> replay_webhook_deliveries(std::string account_id,
+                                                                            std::string webhook_id,
+                                                                            WebhookReplay what,
+                                                                            UnixMs now) = 0;
     // Deletes the webhook with its pending deliveries and their attempts.
     virtual asio::awaitable<Result<void>> delete_webhook(std::string account_id,
                                                          std::string id) = 0;

@@ -270,12 +270,22 @@ struct DueWebhookDelivery {
     std::string webhook_id;
     std::string url;
     std::string secret;
+    std::string previous_secret;  // of a rotation ("" when none), signing until:
+    std::optional<UnixMs> previous_secret_until;
     std::string event_id;
     domain::EventKind event_kind = domain::EventKind::email_sent;
     std::optional<std::string> email_id;
     std::string data_json;
     UnixMs event_created_at = 0;
     int attempts = 0;  // made before this one
+};
+
+// Which deliveries of a webhook to make pending again (WebhookStore::replay_webhook_deliveries):
+// the delivery of one event, whatever became of it, or every delivery given up (failed) of
+// the events created at or after a time.
+struct WebhookReplay {
+    std::optional<std::string> event_id;
+    std::optional<UnixMs> failed_since;
 };
 
 // What an attempt came to. `next_attempt_at` set: pending again; unset: done when

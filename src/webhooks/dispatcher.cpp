@@ -46,12 +46,18 @@ struct Dispatcher::Impl : std::enable_shared_from_this<Impl> {
 asio::awaitable<void> Dispatcher::Impl::attempt(store::DueWebhookDelivery d) {
     auto self = shared_from_this();
     const auto body = domain::event_body(d.event_kind, d.event_created_at, d.data_json);
-    const auto timestamp = clock.now_ms() / 1000;
+    const auto sent_at = clock.now_ms();
+    const auto timestamp = sent_at / 1000;
+    // During a rotation's overlap the replaced secret signs too: Standard Webhooks takes
+    // several space-separated signatures, and a receiver accepts the call if one matches.
+    auto signature = sign(d.secret, d.event_id, timestamp, body);
+    if (!d.previous_secret.empty() && d.previous_secret_until && sent_at < *d.previous_secret_until)
+        signature += " " + sign(d.previous_secret, d.event_id, timestamp, body);
     HttpRequest req{.url = d.url,
                     .headers = {{"Content-Type", "application/json"},
                                 {"webhook-id", d.event_id},
                                 {"webhook-timestamp", std::to_string(timestamp)},
-                                {"webhook-signature", sign(d.secret, d.event_id, timestamp, body)}},
+                                {"webhook-signature", std::move(signature)}},
                     .body = body};
     auto answer = co_await client.post(std::move(req));
     const auto now = clock.now_ms();

@@ -175,7 +175,8 @@ def test_hold_release_retry_and_purge_against_a_deferring_server(world):
         assert r["status"] == "FAILED" and r["last_response"] == "purged", r
         assert r["bounce"] == {"type": "undetermined", "code": None, "message": "purged"}, r
         assert r["attempts"] == 3 and r["next_attempt_at"] is None and not r["held"], r
-    assert events_of(ph, em) == ["email.failed"]
+    # The first deferral raised email.delivery_delayed (once, for both recipients).
+    assert events_of(ph, em) == ["email.delivery_delayed", "email.failed"]
     (call,) = world.hook.wait_for(1)
     body = call.json()
     assert body["type"] == "email.failed" and body["data"]["email_id"] == em, body
@@ -256,4 +257,4 @@ def test_bad_usage_is_refused_and_changes_nothing(world):
     assert sum(rows.values()) == 1 and ("defer.example.net", "held") not in rows, rows
     e = email(ph, key, em)
     assert e["status"] == "QUEUED" and not e["recipients"][0]["held"], e
-    assert events_of(ph, em) == []
+    assert events_of(ph, em) == ["email.delivery_delayed"], "its first deferral, nothing else"

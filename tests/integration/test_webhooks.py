@@ -25,7 +25,7 @@ from support.webhook_receiver import verify
 SENDER = "mail.example.com"
 EVENTS = ["email.sent", "email.delivered", "email.bounced", "email.failed", "email.opened",
           "email.clicked", "email.complained", "email.blocked", "inbound.received",
-          "domain.verified", "domain.failed"]
+          "domain.verified", "domain.failed", "email.delivery_delayed"]
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 WH_ID = re.compile(r"^wh_[0-9a-z]{26}$")
 SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]{32}$")  # base64 of 24 bytes, no padding needed
@@ -280,7 +280,8 @@ def test_domain_verified_is_delivered_signed(posthorn_factory, dns, webhook_rece
     payload = assert_signed(wh["secret"], req)
     body = req.json()
     assert payload == body
-    assert set(body) == {"type", "created_at", "data"}, body
+    assert set(body) == {"type", "timestamp", "created_at", "data"}, body
+    assert body["timestamp"] == body["created_at"], body
     assert body["type"] == "domain.verified" and ISO.match(body["created_at"]), body
     assert body["data"]["domain"] == SENDER and body["data"]["domain_id"] == domain["id"]
 

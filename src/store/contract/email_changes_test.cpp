@@ -51,7 +51,9 @@ TEST_P(StoreContract, ChangesAreWrittenWhole) {
     EXPECT_FALSE(e.recipients[2].next_attempt_at);
 
     auto events = route_all();
-    ASSERT_EQ(events.size(), 1u);
+    ASSERT_EQ(events.size(), 2u) << "email.sent, and the deferral of the second recipient";
+    EXPECT_EQ(events[1].kind, domain::EventKind::email_delivery_delayed);
+    EXPECT_EQ(events[1].id, c1.events.at(1).id);
     EXPECT_EQ(events[0].id, c1.events.at(0).id);
     EXPECT_EQ(events[0].kind, domain::EventKind::email_sent);
     EXPECT_EQ(events[0].account_id, acc.id);

@@ -163,6 +163,100 @@ TEST_P(StoreContract, DeliveriesAreLeasedAttemptedAndRecorded) {
     EXPECT_EQ(paged->total, 3);
 }
 
+// A rotation makes the new secret the webhook's and keeps the one it replaced, with its
+// time, for the deliveries claimed after it; another rotation replaces that one again.
+TEST_P(StoreContract, ARotatedSecretKeepsThePreviousOneUntilItsTime) {
+    const auto acc = make_account("acme");
+    const auto other = make_account("other");
+    const auto d = make_domain(acc);
+    const auto w = make_webhook(acc, {EventKind::domain_verified});
+    const std::string fresh("new\0key", 7);
+    EXPECT_EQ(run(store().rotate_webhook_secret(other.id, w.id, fresh, kT0 + 500, kT0 + 5)).error(),
+              errc::not_found)
+        << "another account's webhook";
+    EXPECT_EQ(run(store().find_webhook(acc.id, w.id))->secret, w.secret) << "unchanged";
+    EXPECT_TRUE(run(store().find_webhook(acc.id, w.id))->previous_secret.empty());
+
+    auto rotated = run(store().rotate_webhook_secret(acc.id, w.id, fresh, kT0 + 500, kT0 + 5));
+    ASSERT_TRUE(rotated) << rotated.error().message();
+    EXPECT_EQ(rotated->secret, fresh) << "byte for byte";
+    EXPECT_EQ(rotated->previous_secret, w.secret);
+    EXPECT_EQ(rotated->previous_secret_until, kT0 + 500);
+    EXPECT_EQ(rotated->updated_at, kT0 + 5);
+    const auto found = run(store().find_webhook(acc.id, w.id));
+    EXPECT_EQ(found->secret, fresh);
+    EXPECT_EQ(found->previous_secret, w.secret);
+
+    raise_domain_event(d, EventKind::domain_verified, kT0 + 10);
+    ASSERT_EQ(route_all().size(), 1u);
+    auto due = run(store().claim_webhook_deliveries(kT0 + 20, 10, "n1", kT0 + 1000));
+    ASSERT_EQ(due->size(), 1u);
+    EXPECT_EQ(due->front().secret, fresh);
+    EXPECT_EQ(due->front().previous_secret, w.secret);
+    EXPECT_EQ(due->front().previous_secret_until, kT0 + 500);
+
+    auto twice = run(store().rotate_webhook_secret(acc.id, w.id, "third", kT0 + 900, kT0 + 6));
+    ASSERT_TRUE(twice);
+    EXPECT_EQ(twice->secret, "third");
+    EXPECT_EQ(twice->previous_secret, fresh) << "the first secret is gone";
+    EXPECT_EQ(twice->previous_secret_until, kT0 + 900);
+}
+
+// A replay makes one delivery pending again whatever became of it, or every delivery given
+// up since a time; the attempts made before stay listed.
+TEST_P(StoreContract, ReplayedDeliveriesArePendingAgain) {
+    const auto acc = make_account("acme");
+    const auto other = make_account("other");
+    const auto d = make_domain(acc);
+    const auto w = make_webhook(acc, {EventKind::domain_verified, EventKind::domain_failed});
+    const auto w2 = make_webhook(acc, {EventKind::domain_failed});
+    const auto ok = raise_domain_event(d, EventKind::domain_verified, kT0 + 10);
+    const auto old_fail = raise_domain_event(d, EventKind::domain_failed, kT0 + 11);
+    const auto new_fail = raise_domain_event(d, EventKind::domain_failed, kT0 + 20);
+    ASSERT_EQ(route_all().size(), 3u);
+    // Every delivery attempted once: the first done, the others (both webhooks') given up.
+    auto due = run(store().claim_webhook_deliveries(kT0 + 30, 10, "n1", kT0 + 1000));
+    ASSERT_EQ(due->size(), 5u);
+    for (const auto& x : *due)
+        ASSERT_TRUE(
+            run(store().record_webhook_attempt({.delivery_id = x.delivery_id,
+                                                .attempt = 1,
+                                                .status_code = x.event_id == ok.id ? 200 : 500,
+                                                .at = kT0 + 31,
+                                                .delivered = x.event_id == ok.id})));
+    EXPECT_EQ(run(store().webhook_backlog()).value(), 0);
+
+    WebhookReplay since{.failed_since = kT0 + 15};
+    EXPECT_EQ(run(store().replay_webhook_deliveries(other.id, w.id, since, kT0 + 40)).error(),
+              errc::not_found)
+        << "another account's webhook";
+    WebhookReplay unknown{.event_id = "evt_nope"};
+    EXPECT_EQ(run(store().replay_webhook_deliveries(acc.id, w.id, unknown, kT0 + 40)).error(),
+              errc::not_found);
+
+    auto n = run(store().replay_webhook_deliveries(acc.id, w.id, since, kT0 + 40));
+    ASSERT_TRUE(n) << n.error().message();
+    EXPECT_EQ(*n, 1) << "the failed delivery of w since then, not the older one nor w2's";
+    auto again = run(store().claim_webhook_deliveries(kT0 + 40, 10, "n2", kT0 + 2000));
+    ASSERT_EQ(again->size(), 1u);
+    EXPECT_EQ(again->front().event_id, new_fail.id);
+    EXPECT_EQ(again->front().webhook_id, w.id);
+    EXPECT_EQ(again->front().attempts, 0) << "tried afresh, on the retry schedule";
+
+    WebhookReplay one{.event_id = ok.id};
+    n = run(store().replay_webhook_deliveries(acc.id, w.id, one, kT0 + 50));
+    ASSERT_TRUE(n) << n.error().message();
+    EXPECT_EQ(*n, 1) << "a delivery that was done";
+    auto replayed = run(store().claim_webhook_deliveries(kT0 + 50, 10, "n2", kT0 + 2000));
+    ASSERT_EQ(replayed->size(), 1u);
+    EXPECT_EQ(replayed->front().event_id, ok.id);
+    EXPECT_EQ(run(store().list_webhook_attempts(acc.id, w.id, 1, 10))->total, 3)
+        << "the attempts made before stay";
+    EXPECT_TRUE(run(store().claim_webhook_deliveries(kT0 + 1500, 10, "n3", kT0 + 3000))->empty())
+        << "the older failure (" << old_fail.id << ") and w2's stay given up";
+    EXPECT_EQ(run(store().list_webhook_attempts(acc.id, w2.id, 1, 10))->total, 2);
+}
+
 // Deleting a webhook deletes its deliveries (an attempt recorded for one afterwards is not
 // an error); another webhook's stay.
 TEST_P(StoreContract, DeletingAWebhookDeletesItsDeliveries) {

@@ -118,7 +118,12 @@ std::string describe(const Webhook& w) {
     std::string out = fmt::format("{} {} {} {} {} {}:", w.id, w.url, w.active, w.secret.size(),
                                   w.created_at, w.updated_at);
     for (const auto k : w.events) out += " " + std::string(domain::name(k));
-    return out + (w.secret == std::string("k\0\xff", 3) + "1" ? " secret ok" : " secret differs");
+    out += fmt::format(" previous until {}", w.previous_secret_until.value_or(-1));
+    // Rotated once (the fixture): both secrets, NUL bytes and all.
+    return out + (w.secret == std::string("n\0\xfe", 3) + "2" &&
+                          w.previous_secret == std::string("k\0\xff", 3) + "1"
+                      ? " secret ok"
+                      : " secret differs");
 }
 
 std::string describe(const Page<WebhookAttempt>& p) {
@@ -242,6 +247,9 @@ Filled fill(Store& s) {
               .created_at = kT0,
               .updated_at = kT0};
     ok(run(s.create_webhook(f.hook)), "create_webhook");
+    ok(run(s.rotate_webhook_secret(f.acme.id, f.hook.id, std::string("n\0\xfe", 3) + "2",
+                                   kT0 + 86'400'000, kT0 + 1)),
+       "rotate_webhook_secret");
 
     // Leased: claimed by a node that stopped without lifting its lease (for days).
     f.leased = create(s, contract::new_email(f.acme, f.domain, 2, kT0 + 10));
@@ -429,9 +437,10 @@ TEST_F(PgCopyTest, EveryTableArrivesAndCountsMatch) {
     EXPECT_EQ(counts["recipients"], 9);
     EXPECT_EQ(counts["suppressions"], 1);
     EXPECT_EQ(counts["idempotency_keys"], 1);
-    // domain.verified, the retried email's email.sent, email.bounced, inbound.received;
-    // the hook hears of the first two (the inbound one is not routed yet).
-    EXPECT_EQ(counts["events"], 4);
+    // domain.verified, the retried email's email.sent and email.delivery_delayed,
+    // email.bounced, inbound.received; the hook hears of the first two (it does not subscribe
+    // to the delay, and the inbound one is not routed yet).
+    EXPECT_EQ(counts["events"], 5);
     EXPECT_EQ(counts["webhook_deliveries"], 2);
     EXPECT_EQ(counts["webhook_attempts"], 1);
     EXPECT_EQ(counts["request_logs"], 3);

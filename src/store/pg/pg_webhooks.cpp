@@ -12,7 +12,7 @@ namespace {
 // string (names have no spaces).
 constexpr const char* kWebhookColumns =
     "w.id, w.account_id, w.url, array_to_string(w.events, ' '), w.active, w.secret, "
-    "w.created_at, w.updated_at";
+    "w.created_at, w.updated_at, w.previous_secret, w.previous_secret_until";
 
 std::vector<std::string_view> names_of(const std::vector<domain::EventKind>& events) {
     std::vector<std::string_view> out;
@@ -42,6 +42,8 @@ Webhook read_webhook(const Row& r) {
                    .events = kinds_of(r.text(3)),
                    .active = r.boolean(4),
                    .secret = r.text(5),
+                   .previous_secret = r.opt_text(8).value_or(""),
+                   .previous_secret_until = r.opt_int64(9),
                    .created_at = r.int64(6),
                    .updated_at = r.int64(7)};
 }
@@ -126,6 +128,52 @@ asio::awaitable<Result<Webhook>> PgStore::update_webhook(std::string account_id,
     });
 }
 
+asio::awaitable<Result<Webhook>> PgStore::rotate_webhook_secret(std::string account_id,
+                                                                std::string id, std::string secret,
+                                                                UnixMs previous_until, UnixMs now) {
+    return impl_->writer.write<Webhook>([account_id = std::move(account_id), id = std::move(id),
+                                         secret = std::move(secret), previous_until,
+                                         now](Conn& c, Batch&) -> Result<Webhook> {
+        Params p;
+        p.add(account_id).add(id).bytes(secret).add(previous_until).add(now);
+        return one_webhook(
+            c.exec(std::string("UPDATE webhooks w SET previous_secret = w.secret, "
+                               "previous_secret_until = $4, secret = $3, updated_at = $5 "
+                               "WHERE w.account_id = $1 AND w.id = $2 RETURNING ") +
+                       kWebhookColumns,
+                   p));
+    });
+}
+
+asio::awaitable<Result<std::int64_t>> PgStore::replay_webhook_deliveries(std::string account_id,
+                                                                         std::string webhook_id,
+                                                                         WebhookReplay what,
+                                                                         UnixMs now) {
+    return impl_->writer.write<std::int64_t>(
+        [account_id = std::move(account_id), webhook_id = std::move(webhook_id),
+         what = std::move(what), now](Conn& c, Batch&) -> Result<std::int64_t> {
+            if (auto w = find_one(c, account_id, webhook_id); !w) return w.error();
+            auto r =
+                what.event_id
+                    ? c.exec(
+                          "UPDATE webhook_deliveries SET state = 'pending', attempts = 0, "
+                          "next_attempt_at = $3, lease_owner = NULL, lease_until = NULL "
+                          "WHERE webhook_id = $1 AND event_id = $2",
+                          Params().add(webhook_id).add(*what.event_id).add(now))
+                    : c.exec(
+                          "UPDATE webhook_deliveries d SET state = 'pending', "
+                          "attempts = 0, next_attempt_at = $3, lease_owner = NULL, "
+                          "lease_until = NULL FROM events e WHERE d.webhook_id = $1 "
+                          "AND d.state = 'failed' AND e.id = d.event_id "
+                          "AND e.created_at >= $2",
+                          Params().add(webhook_id).add(what.failed_since.value_or(0)).add(now));
+            if (!r) return r.error();
+            const auto n = static_cast<std::int64_t>(r->affected());
+            if (what.event_id && n == 0) return errc::not_found;
+            return n;
+        });
+}
+
 asio::awaitable<Result<void>> PgStore::delete_webhook(std::string account_id, std::string id) {
     return impl_->writer.write<void>(
         [account_id = std::move(account_id), id = std::move(id)](Conn& c, Batch&) -> Result<void> {
@@ -197,7 +245,8 @@ asio::awaitable<Result<std::vector<DueWebhookDelivery>>> PgStore::claim_webhook_
             "FROM due, webhooks w, events e "
             "WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id "
             "RETURNING d.id, w.id, w.url, w.secret, e.id, e.type, e.email_id, e.data, "
-            "e.created_at, d.attempts, d.next_attempt_at",
+            "e.created_at, d.attempts, d.next_attempt_at, w.previous_secret, "
+            "w.previous_secret_until",
             Params().add(now).add(limit).add(owner).add(lease_until));
         if (!rows) return rows.error();
         std::vector<std::pair<std::pair<UnixMs, std::int64_t>, DueWebhookDelivery>> due;
@@ -214,6 +263,8 @@ asio::awaitable<Result<std::vector<DueWebhookDelivery>>> PgStore::claim_webhook_
                 .data_json = r.text(7),
                 .event_created_at = r.int64(8),
                 .attempts = r.int32(9)};
+            d.previous_secret = r.opt_text(11).value_or("");
+            d.previous_secret_until = r.opt_int64(12);
             due.emplace_back(std::pair(r.int64(10), d.delivery_id), std::move(d));
         }
         // Oldest due first (RETURNING keeps no order).

@@ -68,7 +68,8 @@ const std::map<std::string_view, const char*, std::less<>>& selects() {
         // one space-separated string (names have no spaces), as the store does.
         {"webhooks",
          "SELECT w.id, w.account_id, w.url, (SELECT group_concat(value, ' ') FROM "
-         "json_each(w.events)), w.active, w.secret, w.created_at, w.updated_at FROM webhooks w "
+         "json_each(w.events)), w.active, w.secret, w.created_at, w.updated_at, "
+         "w.previous_secret, w.previous_secret_until FROM webhooks w "
          "ORDER BY w.rowid"},
         {"webhook_deliveries",
          "SELECT id, webhook_id, event_id, state, attempts, next_attempt_at, created_at "

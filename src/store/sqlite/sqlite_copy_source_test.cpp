@@ -206,6 +206,8 @@ TEST_F(SqliteCopySourceTest, RowsComeOutInTheShapeOfTheTables) {
     auto hooks = rows_of(**source, "webhooks");
     EXPECT_EQ(hooks.at("t:" + w.id)[3], "n:email.sent,email.failed,");
     EXPECT_EQ(hooks.at("t:" + w.id)[5], "x:" + std::string("s\0\xff", 3));
+    EXPECT_EQ(hooks.at("t:" + w.id)[8], "NULL") << "never rotated: no previous secret";
+    EXPECT_EQ(hooks.at("t:" + w.id)[9], "NULL");
     auto events = rows_of(**source, "events");
     ASSERT_EQ(events.size(), 2u);
     std::map<std::string, std::string> routed_of;

@@ -104,6 +104,14 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<Webhook>> find_webhook(std::string account_id, std::string id) override;
     asio::awaitable<Result<Webhook>> update_webhook(std::string account_id, std::string id,
                                                     WebhookPatch patch, UnixMs now) override;
+    asio::awaitable<Result<Webhook>> rotate_webhook_secret(std::string account_id, std::string id,
+                                                           std::string secret,
+                                                           UnixMs previous_until,
+                                                           UnixMs now) override;
+    asio::awaitable<Result<std::int64_t>> replay_webhook_deliveries(std::string account_id,
+                                                                    std::string webhook_id,
+                                                                    WebhookReplay what,
+                                                                    UnixMs now) override;
     asio::awaitable<Result<void>> delete_webhook(std::string account_id, std::string id) override;
     asio::awaitable<Result<Page<WebhookAttempt>>> list_webhook_attempts(
         std::string account_id, std::string webhook_id, std::int64_t page,

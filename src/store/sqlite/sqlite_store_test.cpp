@@ -19,7 +19,7 @@ namespace posthorn::store::sqlite {
 namespace {
 
 // The schema version of the last migration (016_recipient_tls).
-constexpr int kLatestVersion = 17;
+constexpr int kLatestVersion = 21;
 
 namespace fs = std::filesystem;
 

@@ -11,7 +11,7 @@ namespace {
 // as one space-separated string (names have no spaces).
 constexpr const char* kWebhookColumns =
     "w.id, w.account_id, w.url, (SELECT group_concat(value, ' ') FROM json_each(w.events)), "
-    "w.active, w.secret, w.created_at, w.updated_at";
+    "w.active, w.secret, w.created_at, w.updated_at, w.previous_secret, w.previous_secret_until";
 
 std::string events_json(const std::vector<domain::EventKind>& events) {
     std::string out = "[";
@@ -37,14 +37,17 @@ std::vector<domain::EventKind> kinds_of(const std::string& s) {
 }
 
 Webhook read_webhook(const Stmt& s) {
-    return Webhook{.id = s.text(0),
-                   .account_id = s.text(1),
-                   .url = s.text(2),
-                   .events = kinds_of(s.text(3)),
-                   .active = s.int64(4) != 0,
-                   .secret = s.text(5),
-                   .created_at = s.int64(6),
-                   .updated_at = s.int64(7)};
+    Webhook w{.id = s.text(0),
+              .account_id = s.text(1),
+              .url = s.text(2),
+              .events = kinds_of(s.text(3)),
+              .active = s.int64(4) != 0,
+              .secret = s.text(5),
+              .created_at = s.int64(6),
+              .updated_at = s.int64(7)};
+    if (!s.is_null(8)) w.previous_secret = s.text(8);
+    if (!s.is_null(9)) w.previous_secret_until = s.int64(9);
+    return w;
 }
 
 Result<Webhook> one_webhook(Db& db, const std::string& account_id, const std::string& id) {
@@ -142,6 +145,58 @@ asio::awaitable<Result<Webhook>> SqliteStore::update_webhook(std::string account
     });
 }
 
+asio::awaitable<Result<Webhook>> SqliteStore::rotate_webhook_secret(
+    std::string account_id, std::string id, std::string secret, UnixMs previous_until, UnixMs now) {
+    return impl_->writer.write<Webhook>([account_id = std::move(account_id), id = std::move(id),
+                                         secret = std::move(secret), previous_until,
+                                         now](Db& db) -> Result<Webhook> {
+        auto s = db.prepare(
+            "UPDATE webhooks SET previous_secret = secret, previous_secret_until = ?4, "
+            "secret = ?3, updated_at = ?5 WHERE account_id = ?1 AND id = ?2");
+        if (!s) return s.error();
+        if (auto r = s->bind(1, account_id)
+                         .bind(2, id)
+                         .bind_blob(3, secret)
+                         .bind(4, previous_until)
+                         .bind(5, now)
+                         .run();
+            !r)
+            return r.error();
+        if (db.changes() == 0) return errc::not_found;
+        return one_webhook(db, account_id, id);
+    });
+}
+
+asio::awaitable<Result<std::int64_t>> SqliteStore::replay_webhook_deliveries(std::string account_id,
+                                                                             std::string webhook_id,
+                                                                             WebhookReplay what,
+                                                                             UnixMs now) {
+    return impl_->writer.write<std::int64_t>(
+        [account_id = std::move(account_id), webhook_id = std::move(webhook_id),
+         what = std::move(what), now](Db& db) -> Result<std::int64_t> {
+            if (auto w = one_webhook(db, account_id, webhook_id); !w) return w.error();
+            auto s = db.prepare(
+                what.event_id
+                    ? "UPDATE webhook_deliveries SET state = 'pending', attempts = 0, "
+                      "next_attempt_at = ?3, lease_owner = NULL, lease_until = NULL "
+                      "WHERE webhook_id = ?1 AND event_id = ?2"
+                    : "UPDATE webhook_deliveries SET state = 'pending', attempts = 0, "
+                      "next_attempt_at = ?3, lease_owner = NULL, lease_until = NULL "
+                      "WHERE webhook_id = ?1 AND state = 'failed' AND (SELECT e.created_at FROM "
+                      "events e WHERE e.id = webhook_deliveries.event_id) >= ?4");
+            if (!s) return s.error();
+            s->bind(1, webhook_id).bind(3, now);
+            if (what.event_id)
+                s->bind(2, *what.event_id);
+            else
+                s->bind(4, what.failed_since.value_or(0));
+            if (auto r = s->run(); !r) return r.error();
+            const auto n = static_cast<std::int64_t>(db.changes());
+            if (what.event_id && n == 0) return errc::not_found;
+            return n;
+        });
+}
+
 asio::awaitable<Result<void>> SqliteStore::delete_webhook(std::string account_id, std::string id) {
     return impl_->writer.write<void>(
         [account_id = std::move(account_id), id = std::move(id)](Db& db) -> Result<void> {
@@ -204,7 +259,8 @@ asio::awaitable<Result<std::vector<DueWebhookDelivery>>> SqliteStore::claim_webh
                 lease_until](Db& db) -> Result<std::vector<DueWebhookDelivery>> {
         auto s = db.prepare(
             "SELECT d.id, w.id, w.url, w.secret, e.id, e.type, e.email_id, e.data, "
-            "e.created_at, d.attempts FROM webhook_deliveries d "
+            "e.created_at, d.attempts, w.previous_secret, w.previous_secret_until "
+            "FROM webhook_deliveries d "
             "JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id "
             "WHERE d.state = 'pending' AND d.next_attempt_at <= ?1 AND w.active = 1 "
             "AND (d.lease_until IS NULL OR d.lease_until <= ?1) "
@@ -227,6 +283,8 @@ asio::awaitable<Result<std::vector<DueWebhookDelivery>>> SqliteStore::claim_webh
                 .event_created_at = s->int64(8),
                 .attempts = static_cast<int>(s->int64(9))};
             if (!s->is_null(6)) d.email_id = s->text(6);
+            if (!s->is_null(10)) d.previous_secret = s->text(10);
+            if (!s->is_null(11)) d.previous_secret_until = s->int64(11);
             out.push_back(std::move(d));
         }
         auto lease = db.prepare(

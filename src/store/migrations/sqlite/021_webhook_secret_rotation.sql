@@ -1,0 +1,6 @@
+-- Version 21: a webhook's secret can be rotated (POST /v1/webhooks/{id}/rotate-secret). The
+-- secret it replaced still signs until previous_secret_until (both NULL when there is none),
+-- so that receivers can move to the new one without losing a call.
+
+ALTER TABLE webhooks ADD COLUMN previous_secret BLOB;
+ALTER TABLE webhooks ADD COLUMN previous_secret_until INTEGER;
