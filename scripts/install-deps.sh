@@ -43,12 +43,14 @@ missing=()
 for p in "${packages[@]}"; do
   [[ -n "${installed[$p]:-}" ]] || missing+=("$p")
 done
-# Node test clients (nodemailer, standardwebhooks) from the npm registry, into
-# tests/node/node_modules; installed when any of them is missing.
+# Node test clients (nodemailer, standardwebhooks, swagger-parser and ajv) from the npm
+# registry, into tests/node/node_modules; installed when any of them is missing.
 install_node_clients() {
   local dir
   dir="$(cd "$(dirname "$0")/.." && pwd)/tests/node"
-  [[ -d "$dir/node_modules/nodemailer" && -d "$dir/node_modules/standardwebhooks" ]] && return 0
+  [[ -d "$dir/node_modules/nodemailer" && -d "$dir/node_modules/standardwebhooks" &&
+     -d "$dir/node_modules/@apidevtools/swagger-parser" && -d "$dir/node_modules/ajv-formats" ]] &&
+    return 0
   command -v npm >/dev/null 2>&1 || return 0
   echo "install-deps: installing the node test clients (npm)"
   npm install --prefix "$dir" --no-package-lock --no-audit --no-fund --loglevel=error >/dev/null
