@@ -404,4 +404,16 @@ asio::awaitable<http::Response> verify_domain(Context ctx) {
     co_return detail::json(200, body);
 }
 
+asio::awaitable<http::Response> delete_domain(Context ctx) {
+    if (!ctx.body.is_null()) co_return detail::validation_error("DELETE takes no body");
+    auto d = co_await find(ctx);
+    if (!d) co_return not_found_or_error(d.error());
+    auto account = ctx.account_id;
+    auto id = d->id;
+    auto r = co_await ctx.deps.domains.delete_domain(std::move(account), std::move(id));
+    if (!r) co_return not_found_or_error(r.error());
+    co_return detail::json(200,
+                           json::object{{"id", d->id}, {"domain", d->name}, {"deleted", true}});
+}
+
 }  // namespace posthorn::api

@@ -1,4 +1,4 @@
-// api/domains.hpp — /v1/domains: create, list, read, update, verify (INTERFACE.md
+// api/domains.hpp — /v1/domains: create, list, read, update, verify, delete (INTERFACE.md
 // "Domains", DESIGN §6), and the verification that the background job shares.
 #pragma once
 
@@ -14,6 +14,9 @@ asio::awaitable<http::Response> list_domains(detail::Context ctx);
 asio::awaitable<http::Response> get_domain(detail::Context ctx);
 asio::awaitable<http::Response> update_domain(detail::Context ctx);
 asio::awaitable<http::Response> verify_domain(detail::Context ctx);
+// The domain and its DKIM keys are erased; its emails are kept; sends from it are refused
+// as from any domain the account does not have.
+asio::awaitable<http::Response> delete_domain(detail::Context ctx);
 
 struct VerifyResult {
     store::Domain domain;   // as it stands after the check

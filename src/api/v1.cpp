@@ -87,6 +87,7 @@ struct V1::Impl {
         add("GET", "/v1/domains", &list_domains);
         add("GET", "/v1/domains/{identifier}", &get_domain);
         add("PATCH", "/v1/domains/{identifier}", &update_domain);
+        add("DELETE", "/v1/domains/{identifier}", &delete_domain);
         add("POST", "/v1/domains/{identifier}/verify", &verify_domain);
         add("POST", "/v1/emails", &send_email, deps.send_body_limit);
         add("GET", "/v1/emails/envelope", &list_envelopes);

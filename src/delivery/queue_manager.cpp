@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <variant>
 
 #include "core/blocking.hpp"
 #include "core/id.hpp"
@@ -131,7 +132,10 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     asio::awaitable<void> finish(const Job& job, const std::vector<AttemptResult>& results,
                                  Peer peer);
     asio::awaitable<void> record(const store::QueuedEmail& email, domain::Outcomes outcomes);
-    asio::awaitable<std::optional<std::string>> signed_message(const store::QueuedEmail& e);
+    // The message, DKIM-signed; or why not: a trouble of ours (retried), or the sending
+    // domain gone with its keys (final).
+    asio::awaitable<std::variant<std::string, domain::AttemptResult>> signed_message(
+        const store::QueuedEmail& e);
     // Whether a store's failure `ec` is one that passes by itself (the database out of reach,
     // a connection broken) and delivery is not stopping; then waits before the next try
     // (0.25 s, doubling up to 5 s).
@@ -275,30 +279,41 @@ asio::awaitable<void> QueueManager::Impl::finish(const Job& job,
     co_await record(*job.email, std::move(outcomes));
 }
 
-asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
-    const store::QueuedEmail& e) {
+asio::awaitable<std::variant<std::string, domain::AttemptResult>>
+QueueManager::Impl::signed_message(const store::QueuedEmail& e) {
+    const domain::AttemptResult unsigned_{.stage = Stage::data,
+                                          .trouble = domain::Trouble::local,
+                                          .text = "the message could not be DKIM-signed"};
     auto it = dkim_keys.find(e.domain_id);
     if (it == dkim_keys.end()) {
         auto domain_id = e.domain_id;
         auto keys = co_await stores.domains.dkim_keys(std::move(domain_id));
+        if (!keys) {
+            log::error("delivery: reading the DKIM key of {}: {}", e.id, keys.error().message());
+            co_return unsigned_;
+        }
         const auto active =
-            keys ? std::find_if(keys->begin(), keys->end(), [](const auto& k) { return k.active; })
-                 : std::vector<store::DkimKey>::iterator{};
-        if (!keys || active == keys->end()) {
-            log::error("delivery: no DKIM key for the domain of {}", e.id);
-            co_return std::nullopt;
+            std::find_if(keys->begin(), keys->end(), [](const auto& k) { return k.active; });
+        if (active == keys->end()) {
+            // A domain has its keys from its creation until it is deleted, with them.
+            log::warn("delivery: the sending domain of {} was deleted; it cannot be signed", e.id);
+            co_return domain::AttemptResult{
+                .stage = Stage::data,
+                .trouble = domain::Trouble::sender_domain_gone,
+                .text = "the sending domain " + e.from_domain +
+                        " was deleted: the message cannot be DKIM-signed"};
         }
         const auto& k = *active;
         auto pem = crypto::open(options.master_key, k.sealed_private_key,
                                 "dkim:" + k.domain_id + ":" + k.selector);
         if (!pem) {
             log::error("delivery: cannot unseal the DKIM key of {}", e.from_domain);
-            co_return std::nullopt;
+            co_return unsigned_;
         }
         auto parsed = crypto::PrivateKey::from_pem(*pem);
         if (!parsed) {
             log::error("delivery: the DKIM key of {} does not parse", e.from_domain);
-            co_return std::nullopt;
+            co_return unsigned_;
         }
         mail::DkimKey dk{.domain = e.from_domain, .selector = k.selector, .key = *parsed};
         it = dkim_keys.emplace(e.domain_id, std::move(dk)).first;
@@ -315,7 +330,7 @@ asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
     }
     if (!raw) {
         log::error("delivery: reading the message of {}: {}", e.id, raw.error().message());
-        co_return std::nullopt;
+        co_return unsigned_;
     }
     mail::DkimKey key = it->second;  // shares the parsed key
     const auto now = clock.now_ms();
@@ -324,7 +339,7 @@ asio::awaitable<std::optional<std::string>> QueueManager::Impl::signed_message(
     };
     auto pool = blocking;
     auto signed_msg = co_await core::run_blocking(std::move(pool), std::move(sign));
-    if (!signed_msg) co_return std::nullopt;
+    if (!signed_msg) co_return unsigned_;
     co_return std::move(*signed_msg);
 }
 
@@ -430,17 +445,14 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
         // Signed only now that a server is there to take it: the RSA signature is the
         // costliest step, and a destination that cannot be reached should not pay it.
         auto message = co_await signed_message(*job.email);
-        if (!message) {
-            for (auto& o : outcomes)
-                o = AttemptResult{.stage = Stage::data,
-                                  .trouble = domain::Trouble::local,
-                                  .text = "the message could not be DKIM-signed"};
+        if (auto* why = std::get_if<AttemptResult>(&message)) {
+            for (auto& o : outcomes) o = *why;
             co_await finish(job, outcomes, peer);
             continue;
         }
         smtp::Envelope env{
             .mail_from = "bounces+" + job.email->return_token + "@" + options.hostname,
-            .data = std::move(*message)};
+            .data = std::get<std::string>(std::move(message))};
         for (const auto& r : job.recipients) env.rcpt_to.push_back(r.address);
         auto tx = co_await client->send(std::move(env));
         ++counters.transactions;

@@ -221,6 +221,8 @@ std::optional<Decision> final_trouble(const AttemptResult& r) {
             return fail(BounceType::undetermined, "5.7.10");  // encryption needed
         case Trouble::smtputf8_unsupported:
             return fail(BounceType::undetermined, "5.6.7");  // RFC 6531 §3.5
+        case Trouble::sender_domain_gone:
+            return fail(BounceType::undetermined, "5.7.0");  // nothing a retry could sign with
         default:
             return std::nullopt;
     }

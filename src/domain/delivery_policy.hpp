@@ -41,6 +41,7 @@ enum class Trouble : std::uint8_t {
     no_address,            // no MX and no address to deliver to (RFC 5321 §5.1)
     dns_temporary,         // the DNS answered SERVFAIL, or not at all
     local,                 // we could not do our part (sign the message, read it)
+    sender_domain_gone,    // the sending domain was deleted: the message cannot be signed
 };
 
 struct AttemptResult {

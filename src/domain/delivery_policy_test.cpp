@@ -286,7 +286,8 @@ TEST(DeliveryPolicy, TroubleThatNoRetryMendsFailsAtOnce) {
                  {Trouble::no_such_domain, BounceType::hard, "5.1.2"},
                  {Trouble::no_address, BounceType::hard, "5.1.2"},
                  {Trouble::tls_unavailable, BounceType::undetermined, "5.7.10"},
-                 {Trouble::smtputf8_unsupported, BounceType::undetermined, "5.6.7"}};
+                 {Trouble::smtputf8_unsupported, BounceType::undetermined, "5.6.7"},
+                 {Trouble::sender_domain_gone, BounceType::undetermined, "5.7.0"}};
     for (const auto& c : cases) {
         const auto d = decide({.stage = Stage::route, .trouble = c.trouble, .text = "why"},
                               {.attempts_before = 0, .schedule_s = &schedule, .now = 0});

@@ -70,6 +70,12 @@ class DomainStore {
                                                                  std::string domain_id,
                                                                  DomainSettings settings,
                                                                  UnixMs now) = 0;
+    // Deletes the domain and its DKIM keys (gone from dkim_zone with them). Its emails and
+    // inbound emails stay, no longer tied to a domain (their domain_id empty); the next
+    // find of its name finds nothing, on every node. errc::not_found for an unknown id or
+    // one of another account.
+    virtual asio::awaitable<Result<void>> delete_domain(std::string account_id,
+                                                        std::string domain_id) = 0;
     // Writes a verification outcome as it is (and its event, if any).
     virtual asio::awaitable<Result<void>> record_domain_check(DomainCheck check) = 0;
     // Moves the next background check of a domain, changing nothing else.

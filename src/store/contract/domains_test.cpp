@@ -283,6 +283,47 @@ TEST_P(StoreContract, TheZoneHoldsTheKeysOfEveryAccount) {
     EXPECT_EQ((*zone)[2].token, "tok-z");
 }
 
+// A deleted domain goes with its keys, for its account only; its emails stay, tied to no
+// domain; its name can be added again.
+TEST_P(StoreContract, ADeletedDomainGoesWithItsKeysAndLeavesItsEmails) {
+    const auto acc = make_account("acme");
+    const auto other = make_account("other");
+    const auto d = domain_of(acc, "gone.example.com", kT0 + 1, "tok-gone");
+    const auto kept = domain_of(acc, "kept.example.com", kT0 + 2, "tok-kept");
+    ASSERT_TRUE(run(store().create_domain(d, {key_of(d, "ph1", true, kT0 + 1)})));
+    ASSERT_TRUE(run(store().create_domain(kept, {key_of(kept, "ph1", true, kT0 + 2)})));
+    auto n = new_email(acc, d, 1, kT0 + 3);
+    const auto email_id = n.email.id;
+    ASSERT_TRUE(run(store().create_email(std::move(n))));
+    // Found by name first (a back end may keep it in memory: the delete must reach that too).
+    ASSERT_TRUE(run(store().find_domain_by_name(acc.id, "gone.example.com")));
+
+    EXPECT_EQ(run(store().delete_domain(other.id, d.id)).error(), errc::not_found)
+        << "another account's domain";
+    ASSERT_TRUE(run(store().find_domain_by_id(acc.id, d.id)));
+
+    auto gone = run(store().delete_domain(acc.id, d.id));
+    ASSERT_TRUE(gone) << gone.error().message();
+    EXPECT_EQ(run(store().find_domain_by_id(acc.id, d.id)).error(), errc::not_found);
+    EXPECT_EQ(run(store().find_domain_by_name(acc.id, "gone.example.com")).error(),
+              errc::not_found);
+    EXPECT_TRUE(run(store().dkim_keys(d.id))->empty()) << "its keys are erased";
+    auto zone = run(store().dkim_zone());
+    ASSERT_EQ(zone->size(), 1u);
+    EXPECT_EQ(zone->front().domain, "kept.example.com");
+    EXPECT_EQ(run(store().list_domains({.account_id = acc.id}))->total, 1);
+    auto email = run(store().find_email(acc.id, email_id));
+    ASSERT_TRUE(email) << "its emails are kept";
+    EXPECT_EQ(email->domain_id, "");
+    EXPECT_EQ(email->from_email, "sender@gone.example.com");
+    EXPECT_EQ(run(store().delete_domain(acc.id, d.id)).error(), errc::not_found) << "twice";
+
+    const auto again = domain_of(acc, "gone.example.com", kT0 + 9, "tok-again");
+    ASSERT_TRUE(run(store().create_domain(again, {key_of(again, "ph1", true, kT0 + 9)})))
+        << "the name is free again";
+    EXPECT_EQ(run(store().find_domain_by_name(acc.id, "gone.example.com"))->id, again.id);
+}
+
 // The domains of a name, in every account, oldest first, with what the inbound door needs.
 TEST_P(StoreContract, InboundDomainsAreFoundInEveryAccount) {
     const auto a = make_account("a");

@@ -172,6 +172,18 @@ asio::awaitable<Result<void>> PgStore::update_domain_settings(std::string accoun
     return impl_->write_lookups<void>(std::move(job));
 }
 
+asio::awaitable<Result<void>> PgStore::delete_domain(std::string account_id,
+                                                     std::string domain_id) {
+    auto job = [account_id = std::move(account_id), domain_id = std::move(domain_id)](
+                   Conn& c, Batch&) -> Result<void> {
+        // The keys go with it (ON DELETE CASCADE); emails and inbound emails keep their rows,
+        // their domain_id set to NULL (ON DELETE SET NULL).
+        return found(c.exec("DELETE FROM domains WHERE account_id = $1 AND id = $2",
+                            Params().add(account_id).add(domain_id)));
+    };
+    return impl_->write_lookups<void>(std::move(job));
+}
+
 asio::awaitable<Result<void>> PgStore::record_domain_check(DomainCheck check) {
     const bool any_event = check.event.has_value();
     auto job = [c = std::move(check)](Conn& conn, Batch& b) -> Result<void> {

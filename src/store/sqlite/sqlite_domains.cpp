@@ -163,6 +163,21 @@ asio::awaitable<Result<void>> SqliteStore::update_domain_settings(std::string ac
     return impl_->write_lookups<void>(std::move(job));
 }
 
+asio::awaitable<Result<void>> SqliteStore::delete_domain(std::string account_id,
+                                                         std::string domain_id) {
+    auto job = [account_id = std::move(account_id),
+                domain_id = std::move(domain_id)](Db& db) -> Result<void> {
+        // The keys go with it (ON DELETE CASCADE); emails and inbound emails keep their rows,
+        // their domain_id set to NULL (ON DELETE SET NULL).
+        auto s = db.prepare("DELETE FROM domains WHERE account_id = ?1 AND id = ?2");
+        if (!s) return s.error();
+        if (auto r = s->bind(1, account_id).bind(2, domain_id).run(); !r) return r.error();
+        if (db.changes() == 0) return errc::not_found;
+        return {};
+    };
+    return impl_->write_lookups<void>(std::move(job));
+}
+
 asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
     const bool any_event = c.event.has_value();
     auto job = [c = std::move(c)](Db& db) -> Result<void> {

@@ -53,6 +53,8 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<Domain>> find_domain_by_name(std::string account_id,
                                                         std::string name) override;
     asio::awaitable<Result<Page<Domain>>> list_domains(ListQuery query) override;
+    asio::awaitable<Result<void>> delete_domain(std::string account_id,
+                                                std::string domain_id) override;
     asio::awaitable<Result<void>> update_domain_settings(std::string account_id,
                                                          std::string domain_id,
                                                          DomainSettings settings,
