@@ -18,8 +18,8 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (016_recipient_tls).
-constexpr int kLatestVersion = 17;
+// The schema version of the last migration (019_api_key_scopes).
+constexpr int kLatestVersion = 19;
 
 namespace fs = std::filesystem;
 
