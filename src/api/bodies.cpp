@@ -83,6 +83,47 @@ std::variant<store::DomainSettings, BodyError> read_domain_settings(const json::
     return st;
 }
 
+std::variant<ApiKeyCreate, BodyError> read_api_key_create(const json::value& body) {
+    constexpr std::size_t kMaxName = 100;
+    if (!body.is_object()) return error("body must be a JSON object");
+    ApiKeyCreate out;
+    bool named = false, permitted = false;
+    for (const auto& [key, value] : body.as_object()) {
+        if (key == "name") {
+            if (!value.is_string()) return error("name must be a string");
+            const std::string_view name = value.as_string();
+            // Characters, not bytes: UTF-8 continuation bytes do not count.
+            const auto chars = std::count_if(name.begin(), name.end(), [](char c) {
+                return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+            });
+            if (chars == 0 || static_cast<std::size_t>(chars) > kMaxName)
+                return error("name must be 1 to 100 characters");
+            if (std::any_of(name.begin(), name.end(), [](char c) {
+                    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+                }))
+                return error("name must not hold control characters");
+            out.name = std::string(name);
+            named = true;
+        } else if (key == "permission") {
+            const auto p =
+                value.is_string() ? domain::key_permission(value.as_string()) : std::nullopt;
+            if (!p) return error("permission must be full or sending");
+            out.permission = *p;
+            permitted = true;
+        } else if (key == "domain") {
+            if (value.is_null()) continue;
+            if (!value.is_string() || value.as_string().empty())
+                return error("domain must be a domain name or id of this account, or null");
+            out.domain = std::string(value.as_string());
+        } else {
+            return error("unknown field '" + std::string(key) + "'");
+        }
+    }
+    if (!named) return error("name is required");
+    if (!permitted) return error("permission is required: full or sending");
+    return out;
+}
+
 std::variant<store::WebhookPatch, BodyError> read_webhook_fields(const json::value& body,
                                                                  bool allow_private) {
     if (!body.is_object()) return error("body must be a JSON object");

@@ -1,4 +1,4 @@
-// api/bodies.hpp — the JSON bodies of the small /v1 routes (domains, webhooks), read into
+// api/bodies.hpp — the JSON bodies of the small /v1 routes (domains, API keys, webhooks), read into
 // what the stores take or refused with the message of a 400 VALIDATION_ERROR. Pure, so that
 // they are fuzzed apart from the handlers (tests/fuzz/api_bodies_fuzz.cpp); the send body
 // has its own reader (send_request.hpp).
@@ -6,9 +6,11 @@
 
 #include <boost/json/fwd.hpp>
 
+#include <optional>
 #include <string>
 #include <variant>
 
+#include "domain/api_keys.hpp"
 #include "store/types.hpp"
 
 namespace posthorn::api {
@@ -23,6 +25,16 @@ std::variant<std::string, BodyError> read_domain_create(const boost::json::value
 // PATCH /v1/domains/{id} {"config": {sending, inbound}, "tracking": {open_tracking,
 // click_tracking}}: the settings given (each optional).
 std::variant<store::DomainSettings, BodyError> read_domain_settings(const boost::json::value& body);
+
+// POST /v1/api-keys {name, permission, domain?}: name 1 to 100 characters without control
+// characters, permission "full" or "sending", domain a string naming one of the account's
+// domains (its dom_ id or its name: the handler finds it) or null.
+struct ApiKeyCreate {
+    std::string name;
+    domain::KeyPermission permission = domain::KeyPermission::full;
+    std::optional<std::string> domain;
+};
+std::variant<ApiKeyCreate, BodyError> read_api_key_create(const boost::json::value& body);
 
 // POST and PATCH /v1/webhooks {url, events, status}, each optional here (create requires
 // url and events itself). The url passes webhook_url_error(url, allow_private); the events

@@ -11,6 +11,7 @@
 #include "core/id.hpp"
 #include "core/log.hpp"
 #include "crypto/keys.hpp"
+#include "domain/api_keys.hpp"
 #include "domain/vocabulary.hpp"
 
 namespace posthorn::api {
@@ -84,6 +85,7 @@ asio::awaitable<http::Response> checked_send(Context ctx) {
     auto req = std::get<SendRequest>(std::move(parsed));
 
     QueueRequest q{.account_id = ctx.account_id,
+                   .key = ctx.key,
                    .from = req.message.from,
                    .to = req.message.to,
                    .cc = req.message.cc,
@@ -130,6 +132,10 @@ asio::awaitable<http::Response> get_email(Context ctx) {
         if (e.error() == store::errc::not_found) co_return detail::not_found("email not found");
         co_return detail::internal_error("read the email", e.error());
     }
+    if (!domain::may_read_email(ctx.key, e->api_key_id))
+        co_return detail::forbidden(
+            "this key may only read the emails it sent; a full-access key is needed to read "
+            "the account's other emails");
     auto o = email_summary(*e);
     o["delivered_at"] = iso_or_null(e->delivered_at);
     o["opened_at"] = iso_or_null(e->opened_at);

@@ -12,6 +12,7 @@
 #include "core/metrics.hpp"
 #include "core/text.hpp"
 #include "crypto/keys.hpp"
+#include "domain/api_keys.hpp"
 #include "domain/sending_domain.hpp"
 #include "mail/parse.hpp"
 
@@ -85,6 +86,17 @@ struct Slot {
 
 }  // namespace
 
+asio::awaitable<Result<std::string>> key_domain_refusal(const Deps& deps, store::ApiKey key,
+                                                        std::string from_domain) {
+    std::string bound = key.domain_id.value_or("");
+    auto account = key.account_id;
+    auto id = bound;
+    auto d = co_await deps.domains.find_domain_by_id(std::move(account), std::move(id));
+    if (!d && d.error() != store::errc::not_found) co_return d.error();
+    if (d) bound = d->name;
+    co_return "this key may only send from " + bound + ", not from " + from_domain;
+}
+
 asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req) {
     using R = std::variant<Queued, Refused>;
     const auto from_domain = req.from.domain;
@@ -96,6 +108,11 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
         sender = co_await deps.domains.find_domain_by_name(std::move(account), from_domain);
     if (!sender && sender.error() != store::errc::not_found)
         co_return R(store_failed("read the sender domain", sender.error()));
+    if (!domain::key_may_send_from(req.key, sender ? sender->id : std::string())) {
+        auto why = co_await key_domain_refusal(deps, req.key, from_domain);
+        if (!why) co_return R(store_failed("read the key's domain", why.error()));
+        co_return R(Refused{403, "FORBIDDEN", std::move(*why)});
+    }
     switch (sender ? domain::may_send_from(sender->status, sender->sending)
                    : domain::SendCheck::not_verified) {
         case domain::SendCheck::not_verified:
@@ -134,6 +151,7 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.track_opens = req.track_opens.value_or(sender->open_tracking);
     e.track_clicks = req.track_clicks.value_or(sender->click_tracking);
     e.source = req.source;
+    e.api_key_id = req.key.id;
     // The id's millisecond (`now`, or later if another thread had just made an id a
     // millisecond later, or the clock stepped back): the store keeps an account's emails in
     // the order of their ids, and lists them by time in that order.

@@ -17,6 +17,9 @@ namespace posthorn::api {
 
 struct QueueRequest {
     std::string account_id;
+    // The key that sends it (its id is kept with the email); a key tied to a domain sends
+    // only from it (domain/api_keys.hpp: 403 FORBIDDEN otherwise).
+    store::ApiKey key;
     mail::Mailbox from;
     std::vector<mail::Mailbox> to, cc, bcc;
     std::string subject;
@@ -46,6 +49,11 @@ struct Refused {
 };
 
 asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req);
+
+// The refusal of a key tied to a domain that tries to send from `from_domain`, naming the
+// domain it may send from (domain/api_keys.hpp, key_may_send_from).
+asio::awaitable<Result<std::string>> key_domain_refusal(const Deps& deps, store::ApiKey key,
+                                                        std::string from_domain);
 
 // The log line of a refused send (a line per refusal, for the operator): the door ("api",
 // "smtp"), the account (empty before AUTH), the client's address, the answer's code

@@ -15,6 +15,7 @@
 #include "core/text.hpp"
 #include "core/time.hpp"
 #include "crypto/hash.hpp"
+#include "domain/api_keys.hpp"
 #include "domain/delivery_policy.hpp"
 #include "domain/email_rules.hpp"
 #include "domain/events.hpp"
@@ -82,6 +83,7 @@ class Submission final : public smtp::SessionHandler {
             co_return co_await failed(user);
         account_ = key->account_id;
         key_hash_ = std::move(hash);
+        key_ = std::move(*key);
         co_return reply(235, "2.7.0 Authentication successful");
     }
 
@@ -148,7 +150,7 @@ class Submission final : public smtp::SessionHandler {
             domain = std::get<store::Domain>(std::move(d));
         }
 
-        QueueRequest q{.account_id = account_, .from = from.front(), .source = "smtp"};
+        QueueRequest q{.account_id = account_, .key = key_, .from = from.front(), .source = "smtp"};
         q.domain = std::move(domain);
         q.to = mailboxes(parsed.to);
         q.cc = mailboxes(parsed.cc);
@@ -251,6 +253,7 @@ class Submission final : public smtp::SessionHandler {
             account_.clear();
             co_return reply(530, "5.7.0 The API key was revoked; authenticate again");
         }
+        key_ = std::move(*key);
         co_return std::nullopt;
     }
 
@@ -260,6 +263,12 @@ class Submission final : public smtp::SessionHandler {
         auto d = co_await deps_.domains.find_domain_by_name(std::move(account), domain);
         if (!d && d.error() != store::errc::not_found)
             co_return reply(451, "4.3.0 Temporary failure, try again");
+        // A key tied to a domain sends only from it (RFC 3463 X.7.1: not authorized).
+        if (!domain::key_may_send_from(key_, d ? d->id : std::string())) {
+            auto why = co_await key_domain_refusal(deps_, key_, domain);
+            if (!why) co_return reply(451, "4.3.0 Temporary failure, try again");
+            co_return reply(550, "5.7.1 " + *why);
+        }
         switch (d ? domain::may_send_from(d->status, d->sending)
                   : domain::SendCheck::not_verified) {
             case domain::SendCheck::not_verified:
@@ -278,6 +287,7 @@ class Submission final : public smtp::SessionHandler {
     std::string client_;  // core::client_of(ip_)
     std::string account_;
     std::string key_hash_;
+    store::ApiKey key_;  // the key of the AUTH, as last read
     std::size_t rcpts_ = 0;
     std::optional<store::Domain> mail_domain_;  // the MAIL FROM domain, checked at MAIL
 };

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "api/api_keys.hpp"
 #include "api/detail/context.hpp"
 #include "api/detail/json_body.hpp"
 #include "api/domains.hpp"
@@ -20,11 +21,13 @@
 #include "core/log.hpp"
 #include "core/text.hpp"
 #include "crypto/hash.hpp"
+#include "domain/api_keys.hpp"
 #include "http/router.hpp"
 
 namespace posthorn::api {
 
 using detail::Context;
+using domain::KeyNeed;
 using RouteFn = asio::awaitable<http::Response> (*)(Context);
 
 namespace {
@@ -80,38 +83,55 @@ http::Response unauthorized(std::string_view why) {
 
 }  // namespace
 
+// What a route asks of the key (domain/api_keys.hpp): a full key unless it says otherwise;
+// `what` ends the refusal of a key that lacks it ("a full-access key is needed to …").
+struct Access {
+    KeyNeed need = KeyNeed::full;
+    std::string_view what = "use this endpoint";
+};
+
 struct V1::Impl {
     explicit Impl(Deps d) : deps(std::move(d)) {
-        add("GET", "/v1/logs", &list_logs);
-        add("POST", "/v1/domains", &create_domain);
-        add("GET", "/v1/domains", &list_domains);
-        add("GET", "/v1/domains/{identifier}", &get_domain);
-        add("PATCH", "/v1/domains/{identifier}", &update_domain);
-        add("DELETE", "/v1/domains/{identifier}", &delete_domain);
-        add("POST", "/v1/domains/{identifier}/verify", &verify_domain);
-        add("POST", "/v1/emails", &send_email, deps.send_body_limit);
-        add("GET", "/v1/emails/envelope", &list_envelopes);
-        add("GET", "/v1/emails/inbound", &list_inbound);
-        add("GET", "/v1/emails/inbound/{id}", &get_inbound);
-        add("GET", "/v1/emails/inbound/{id}/attachments/{index}", &get_inbound_attachment);
-        add("GET", "/v1/emails/{id}", &get_email);
-        add("GET", "/v1/email", &list_emails);
-        add("POST", "/v1/webhooks", &create_webhook);
-        add("GET", "/v1/webhooks", &list_webhooks);
-        add("GET", "/v1/webhooks/{id}", &get_webhook);
-        add("PATCH", "/v1/webhooks/{id}", &update_webhook);
-        add("DELETE", "/v1/webhooks/{id}", &delete_webhook);
-        add("GET", "/v1/webhooks/{id}/deliveries", &list_webhook_deliveries);
-        add("POST", "/v1/webhooks/{id}/rotate-secret", &rotate_webhook_secret);
-        add("POST", "/v1/webhooks/{id}/replay", &replay_webhook_deliveries);
-        add("GET", "/v1/queue", &get_queue);
+        constexpr Access kDomains{.what = "manage domains"};
+        constexpr Access kWebhooks{.what = "manage webhooks"};
+        constexpr Access kList{.what = "list or read the account's emails"};
+        constexpr Access kInbound{.what = "read inbound email"};
+        add("GET", "/v1/logs", &list_logs, {.what = "read the request log"});
+        add("POST", "/v1/domains", &create_domain, kDomains);
+        add("GET", "/v1/domains", &list_domains, kDomains);
+        add("GET", "/v1/domains/{identifier}", &get_domain, kDomains);
+        add("PATCH", "/v1/domains/{identifier}", &update_domain, kDomains);
+        add("DELETE", "/v1/domains/{identifier}", &delete_domain, kDomains);
+        add("POST", "/v1/domains/{identifier}/verify", &verify_domain, kDomains);
+        add("POST", "/v1/emails", &send_email, {.need = KeyNeed::send}, deps.send_body_limit);
+        add("GET", "/v1/emails/envelope", &list_envelopes, kList);
+        add("GET", "/v1/emails/inbound", &list_inbound, kInbound);
+        add("GET", "/v1/emails/inbound/{id}", &get_inbound, kInbound);
+        add("GET", "/v1/emails/inbound/{id}/attachments/{index}", &get_inbound_attachment,
+            kInbound);
+        // A sending key reads the emails it sent (get_email asks domain::may_read_email).
+        add("GET", "/v1/emails/{id}", &get_email, {.need = KeyNeed::read_sent_mail});
+        add("GET", "/v1/email", &list_emails, kList);
+        add("POST", "/v1/webhooks", &create_webhook, kWebhooks);
+        add("GET", "/v1/webhooks", &list_webhooks, kWebhooks);
+        add("GET", "/v1/webhooks/{id}", &get_webhook, kWebhooks);
+        add("PATCH", "/v1/webhooks/{id}", &update_webhook, kWebhooks);
+        add("DELETE", "/v1/webhooks/{id}", &delete_webhook, kWebhooks);
+        add("GET", "/v1/webhooks/{id}/deliveries", &list_webhook_deliveries, kWebhooks);
+        add("POST", "/v1/webhooks/{id}/rotate-secret", &rotate_webhook_secret, kWebhooks);
+        add("POST", "/v1/webhooks/{id}/replay", &replay_webhook_deliveries, kWebhooks);
+        add("GET", "/v1/queue", &get_queue, {.what = "read the queue"});
+        constexpr Access kKeys{.what = "manage API keys"};
+        add("POST", "/v1/api-keys", &create_api_key, kKeys);
+        add("GET", "/v1/api-keys", &list_api_keys, kKeys);
+        add("DELETE", "/v1/api-keys/{id}", &revoke_api_key, kKeys);
     }
 
-    void add(std::string method, std::string_view pattern, RouteFn fn,
+    void add(std::string method, std::string_view pattern, RouteFn fn, Access access = {},
              std::size_t body_limit = kSmallBodyLimit) {
         const auto id = router.add(std::move(method), pattern);
         if (routes.size() <= id) routes.resize(id + 1);
-        routes[id] = Route{fn, body_limit};
+        routes[id] = Route{fn, body_limit, access};
     }
 
     // The largest body the route of `req` takes (a path that is no route: the small one,
@@ -121,21 +141,22 @@ struct V1::Impl {
         return m.route ? routes[*m.route].body_limit : kSmallBodyLimit;
     }
 
-    // Answers the account id of a valid, unrevoked key, or the 401 to send.
-    asio::awaitable<std::variant<std::string, http::Response>> authenticate(
+    // Answers a valid, unrevoked key, or the 401 to send.
+    asio::awaitable<std::variant<store::ApiKey, http::Response>> authenticate(
         const http::Request& req);
-    asio::awaitable<http::Response> dispatch(http::Request req, std::string account_id);
+    asio::awaitable<http::Response> dispatch(http::Request req, store::ApiKey key);
 
     struct Route {
         RouteFn fn = nullptr;
         std::size_t body_limit = kSmallBodyLimit;
+        Access access;
     };
     Deps deps;
     http::Router router;
     std::vector<Route> routes;
 };
 
-asio::awaitable<std::variant<std::string, http::Response>> V1::Impl::authenticate(
+asio::awaitable<std::variant<store::ApiKey, http::Response>> V1::Impl::authenticate(
     const http::Request& req) {
     auto header = req.header("authorization");
     if (!header) co_return unauthorized("missing Authorization header (Bearer <API key>)");
@@ -158,10 +179,10 @@ asio::awaitable<std::variant<std::string, http::Response>> V1::Impl::authenticat
     if (!crypto::equal_ct(found->hash, hash)) co_return unauthorized("invalid API key");
     if (found->revoked_at) co_return unauthorized("API key has been revoked");
     remember_key(key, hash);
-    co_return found->account_id;
+    co_return std::move(*found);
 }
 
-asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, std::string account_id) {
+asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, store::ApiKey key) {
     // The document's nodes come from one block, freed at once with its last value (a
     // reference-counted resource: a copy kept past this request keeps it alive), not one
     // allocation each. A value keeps the resource it was made with: `body` is made with
@@ -208,12 +229,17 @@ asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, std::strin
         }
         co_return detail::not_found("no route for " + req.path);
     }
+    const auto& route = routes[*m.route];
+    if (auto lacks = domain::key_lacks(key, route.access.need, route.access.what))
+        co_return detail::forbidden(*lacks);
+    auto account_id = key.account_id;
     Context ctx{.req = std::move(req),
                 .account_id = std::move(account_id),
+                .key = std::move(key),
                 .params = std::move(m.params),
                 .body = std::move(body),
                 .deps = deps};
-    co_return co_await routes[*m.route].fn(std::move(ctx));
+    co_return co_await route.fn(std::move(ctx));
 }
 
 V1::V1(Deps deps) : impl_(std::make_shared<Impl>(std::move(deps))) {}
@@ -226,7 +252,7 @@ asio::awaitable<http::Admission> V1::admit(http::Request& req) {
     if (auto* res = std::get_if<http::Response>(&auth))
         admission.refusal = std::move(*res);
     else
-        req.principal = std::get<std::string>(std::move(auth));
+        req.principal = std::get<store::ApiKey>(std::move(auth));
     co_return admission;
 }
 
@@ -250,14 +276,16 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
     if (!is_v1(req.path)) co_return detail::not_found("no route for " + req.path);
 
     // Admitted by the server (admit()), or called directly: then the key is checked here.
-    auto account_id = std::move(req.principal);
-    if (account_id.empty()) {
+    store::ApiKey key;
+    if (auto* admitted = std::any_cast<store::ApiKey>(&req.principal)) {
+        key = std::move(*admitted);
+    } else {
         auto auth = co_await impl_->authenticate(req);
         if (auto* res = std::get_if<http::Response>(&auth)) co_return std::move(*res);
-        account_id = std::get<std::string>(std::move(auth));
+        key = std::get<store::ApiKey>(std::move(auth));
     }
 
-    store::LogEntry entry{.account_id = account_id,
+    store::LogEntry entry{.account_id = key.account_id,
                           .method = req.method,
                           .url = req.target,
                           .ip = req.remote_ip,
@@ -265,7 +293,7 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
     http::Response res;
     bool threw = false;
     try {
-        res = co_await impl_->dispatch(std::move(req), std::move(account_id));
+        res = co_await impl_->dispatch(std::move(req), std::move(key));
     } catch (const std::exception& e) {
         log::error("handler for {} {} threw: {}", entry.method, entry.url, e.what());
         threw = true;

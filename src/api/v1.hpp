@@ -3,8 +3,9 @@
 //
 // Order of checks for /v1: Bearer key (401, not logged) and the route's body limit (413),
 // both before the body is read → JSON body (400 INVALID_JSON) → route (404, 405 with
-// Allow) → handler. Every authenticated request is logged after its
-// answer is made, off the response path. `GET /healthz` needs no key. Thread-safe.
+// Allow) → the key's permission (403 FORBIDDEN, domain/api_keys.hpp) → handler. Every
+// authenticated request is logged after its answer is made, off the response path.
+// `GET /healthz` needs no key. Thread-safe.
 #pragma once
 
 #include <memory>
@@ -71,7 +72,7 @@ class V1 {
     explicit V1(Deps deps);
     ~V1();
     // The server's admission check (http::Admit): the key of a /v1 request, before its
-    // body is read (the account goes to handle() in req.principal), and the route's body
+    // body is read (the key goes to handle() in req.principal), and the route's body
     // limit: Deps::send_body_limit for POST /v1/emails, 64 KiB for every other route.
     asio::awaitable<http::Admission> admit(http::Request& req);
     asio::awaitable<http::Response> handle(http::Request req);

@@ -9,6 +9,7 @@
 #include "core/block_on.hpp"
 #include "core/clock.hpp"
 #include "core/id.hpp"
+#include "domain/api_keys.hpp"
 
 namespace posthorn::app {
 namespace {
@@ -63,7 +64,8 @@ int key_create(const Config& config, const std::string& account_name) {
                       .account_id = account->id,
                       .prefix = k.prefix,
                       .hash = k.hash,
-                      .created_at = now};
+                      .created_at = now,
+                      .permission = domain::KeyPermission::full};  // the operator's: full
     if (auto r = block_on(store->create_api_key(row)); !r)
         return fail("cannot create the key: " + r.error().message());
     std::cout << "key id: " << row.id << " (account " << account->name
@@ -79,8 +81,13 @@ int key_list(const Config& config, const std::string& account_name) {
     auto keys = block_on(store->list_api_keys(account->id));
     if (!keys) return fail("cannot list keys: " + keys.error().message());
     for (const auto& k : *keys) {
+        // The permission, and the domain a key is tied to, as the API shows them; a key made
+        // here is a full key of no domain.
+        std::string scope(domain::name(k.permission));
+        if (k.domain_id) scope += " " + *k.domain_id;
+        if (!k.name.empty()) scope += " \"" + k.name + "\"";
         std::cout << fmt::format(
-            "{}  {}…  created {}  {}\n", k.id, k.prefix, format_iso8601(k.created_at),
+            "{}  {}…  {}  created {}  {}\n", k.id, k.prefix, scope, format_iso8601(k.created_at),
             k.revoked_at ? "revoked " + format_iso8601(*k.revoked_at) : std::string("active"));
     }
     return 0;

@@ -64,6 +64,7 @@ struct Email {
     bool track_opens = false;
     bool track_clicks = false;
     std::string source = "api";
+    std::string api_key_id;  // the key that sent it (key_…); "" for mail from before keys were kept
     std::int64_t size_bytes = 0;
     UnixMs created_at = 0;
     UnixMs queued_at = 0;

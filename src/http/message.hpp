@@ -3,6 +3,7 @@
 // the query are percent-decoded.
 #pragma once
 
+#include <any>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -25,9 +26,10 @@ struct Request {
     Fields headers;      // lower-case names
     std::string body;
     std::string remote_ip;
-    // Set by the server's admission check (Server::Options::admit) for the handler: on
-    // /v1, the account of the key the request presented. Never read from the wire.
-    std::string principal;
+    // Set by the server's admission check (Server::Options::admit) for the handler, which
+    // alone knows its type (on /v1, the API key the request presented). Never read from
+    // the wire; empty until then.
+    std::any principal;
 
     // Sets target, path and query from an origin-form request target ("/v1/logs?limit=1");
     // false when it is not one (the request is then left as it was).

@@ -14,7 +14,11 @@ const std::vector<CopyTable>& copy_tables() {
           {"prefix", K::text},
           {"hash", K::text},
           {"created_at", K::integer},
-          {"revoked_at", K::integer}}},
+          {"revoked_at", K::integer},
+          {"name", K::text},
+          {"permission", K::text},
+          {"domain_id", K::text},
+          {"test", K::boolean}}},
         {"domains",
          {{"id", K::text},
           {"account_id", K::text},
@@ -66,7 +70,8 @@ const std::vector<CopyTable>& copy_tables() {
           {"opened_at", K::integer},
           {"clicked_at", K::integer},
           {"updated_at", K::integer},
-          {"raw", K::bytes}}},  // the message as built
+          {"raw", K::bytes},          // the message as built
+          {"api_key_id", K::text}}},  // the key that sent it (NULL: not known)
         {"recipients",
          {{"id", K::integer},  // the order of an email's recipients
           {"email_id", K::text},

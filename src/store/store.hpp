@@ -37,6 +37,16 @@ class AccountStore {
     virtual asio::awaitable<Result<std::vector<ApiKey>>> list_api_keys(std::string account_id) = 0;
     // Revoking twice keeps the first time; errc::not_found for an unknown id.
     virtual asio::awaitable<Result<ApiKey>> revoke_api_key(std::string key_id, UnixMs at) = 0;
+    // Revokes the key `key_id` of `account_id` at `at` unless `may_revoke`, handed the key and
+    // every key of its account as they stand in the write (none of them revoked meanwhile by
+    // another node: it waits), answers false: then errc::conflict and nothing changes. A key
+    // revoked already is answered as it is (the first time stands; `may_revoke` is not
+    // asked). errc::not_found for an unknown id or another account's key. `may_revoke` runs on
+    // the store's thread while the write is open (as EmailDecision), and may run more than
+    // once.
+    virtual asio::awaitable<Result<ApiKey>> revoke_api_key_if(std::string account_id,
+                                                              std::string key_id, UnixMs at,
+                                                              KeyRevocationCheck may_revoke) = 0;
     // Looks a key up by the hex SHA-256 of the presented key (revoked ones included).
     virtual asio::awaitable<Result<ApiKey>> find_api_key(std::string hash_hex) = 0;
 };

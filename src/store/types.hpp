@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "core/time.hpp"
+#include "domain/api_keys.hpp"
 #include "domain/model.hpp"
 #include "domain/vocabulary.hpp"
 
 namespace posthorn::store {
 
+using domain::ApiKey;
 using domain::Bounce;
 using domain::Email;
 using domain::EmailChange;
@@ -32,14 +34,10 @@ struct Account {
     UnixMs created_at = 0;
 };
 
-struct ApiKey {
-    std::string id;  // key_…
-    std::string account_id;
-    std::string prefix;  // the first characters of the key, for people to recognise it
-    std::string hash;    // lower-case hex SHA-256 of the whole key; the key itself is never stored
-    UnixMs created_at = 0;
-    std::optional<UnixMs> revoked_at;
-};
+// Whether a key may be revoked, given it and every key of its account
+// (AccountStore::revoke_api_key_if).
+using KeyRevocationCheck =
+    std::function<bool(const ApiKey& key, const std::vector<ApiKey>& account_keys)>;
 
 struct LogEntry {
     std::string id;  // log_…

@@ -1,10 +1,10 @@
 // libFuzzer target for the JSON bodies of the small /v1 routes (src/api/bodies.cpp):
-// POST /v1/domains, PATCH /v1/domains/{id}, POST and PATCH /v1/webhooks. The first byte
-// picks the route (and whether private webhook targets are allowed); the rest is the body,
-// bounded and parsed as the API does. What a reader accepts is what the store may keep: a
-// domain name in canonical form that reads back as itself; settings and webhook fields that
-// read back the same from their own JSON, a url that passes the webhook URL check, events
-// each once.
+// POST /v1/domains, PATCH /v1/domains/{id}, POST and PATCH /v1/webhooks, POST /v1/api-keys.
+// The first byte picks the route (and whether private webhook targets are allowed); the rest
+// is the body, bounded and parsed as the API does. What a reader accepts is what the store
+// may keep: a domain name in canonical form that reads back as itself; settings, webhook and
+// key fields that read back the same from their own JSON, a url that passes the webhook URL
+// check, events each once, a key's name of 1 to 100 characters without control characters.
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -53,7 +53,7 @@ json::value webhook_json(const store::WebhookPatch& p) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1) return 0;
-    const int route = data[0] % 3;
+    const int route = (data[0] & 0x40) != 0 ? 3 : data[0] % 3;
     const bool allow_private = (data[0] & 0x80) != 0;
     const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
     if (api::detail::exceeds_json_limits(text, {})) return 0;
@@ -79,6 +79,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto* same = std::get_if<store::DomainSettings>(&again);
         if (!same || same->sending != st->sending || same->inbound != st->inbound ||
             same->open_tracking != st->open_tracking || same->click_tracking != st->click_tracking)
+            __builtin_trap();
+    } else if (route == 3) {
+        auto r = api::read_api_key_create(body);
+        const auto* k = std::get_if<api::ApiKeyCreate>(&r);
+        if (!k) return 0;
+        if (k->name.empty() || k->name.size() > 400) __builtin_trap();
+        if (std::any_of(k->name.begin(), k->name.end(),
+                        [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+            __builtin_trap();
+        if (k->domain && k->domain->empty()) __builtin_trap();
+        json::object again{{"name", k->name}, {"permission", domain::name(k->permission)}};
+        if (k->domain) again["domain"] = *k->domain;
+        auto r2 = api::read_api_key_create(again);
+        const auto* same = std::get_if<api::ApiKeyCreate>(&r2);
+        if (!same || same->name != k->name || same->permission != k->permission ||
+            same->domain != k->domain)
             __builtin_trap();
     } else {
         auto r = api::read_webhook_fields(body, allow_private);

@@ -38,6 +38,10 @@ http::Response not_found(std::string_view message) {
     return http::error_response(404, "NOT_FOUND", message);
 }
 
+http::Response forbidden(std::string_view message) {
+    return http::error_response(403, "FORBIDDEN", message);
+}
+
 boost::json::object pagination(const Paging& p, std::int64_t total) {
     const std::int64_t pages = total == 0 ? 0 : (total + p.limit - 1) / p.limit;
     return {{"page", p.page},

@@ -16,6 +16,7 @@ namespace posthorn::api::detail {
 struct Context {
     http::Request req;
     std::string account_id;
+    store::ApiKey key;  // the key the request presented (account_id is its account)
     std::vector<std::pair<std::string, std::string>> params;  // path placeholders
     boost::json::value body;                                  // null when there was none
     const Deps& deps;  // owned by V1, which outlives every request
@@ -30,6 +31,9 @@ http::Response store_unavailable();
 std::string param(const Context& ctx, std::string_view name);
 http::Response validation_error(std::string_view message);
 http::Response not_found(std::string_view message = "not found");
+// 403 FORBIDDEN: the key's permission or domain does not allow this (`message` says what
+// it lacks).
+http::Response forbidden(std::string_view message);
 // The pagination object of DESIGN §5.
 boost::json::object pagination(const Paging& p, std::int64_t total);
 

@@ -17,6 +17,7 @@ TEST_P(StoreContract, EmailsReadBackAsWritten) {
     n.email.subject = "Grüße, café";
     n.email.track_opens = true;
     n.email.source = "smtp";
+    n.email.api_key_id = id_at("key_", kT0);
     n.recipients[2].type = RecipientType::bcc;
     n.recipients[1].next_attempt_at = kT0 + 5 * kMinute;  // not due before then
     n.total_recipients = 4;                               // a duplicate address was merged
@@ -40,6 +41,7 @@ TEST_P(StoreContract, EmailsReadBackAsWritten) {
     EXPECT_TRUE(e.track_opens);
     EXPECT_FALSE(e.track_clicks);
     EXPECT_EQ(e.source, "smtp");
+    EXPECT_EQ(e.api_key_id, want.email.api_key_id) << "the key that sent it";
     EXPECT_EQ(e.size_bytes, want.email.size_bytes);
     EXPECT_EQ(e.created_at, kT0 + 5);
     EXPECT_EQ(e.queued_at, kT0 + 5);
@@ -71,6 +73,7 @@ TEST_P(StoreContract, EmailsReadBackAsWritten) {
     // Another email's recipients are its own.
     const auto second = create(new_email(acc, d, 2, kT0 + 6));
     const auto e2 = find(acc.id, second);
+    EXPECT_EQ(e2.api_key_id, "") << "no key known";
     ASSERT_EQ(e2.recipients.size(), 2u);
     for (const auto& r : e2.recipients)
         for (const auto& first : e.recipients) EXPECT_NE(r.id, first.id);

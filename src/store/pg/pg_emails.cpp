@@ -10,7 +10,8 @@ constexpr const char* kEmailColumns =
     "e.id, e.account_id, coalesce(e.domain_id, ''), e.status, e.from_email, "
     "coalesce(e.from_name, ''), e.to_display, e.subject, e.message_id, e.return_token, "
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
-    "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, e.envelope_id";
+    "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, e.envelope_id, "
+    "coalesce(e.api_key_id, '')";
 
 Email read_email(const Row& r) {
     return Email{.id = r.text(0),
@@ -27,6 +28,7 @@ Email read_email(const Row& r) {
                  .track_opens = r.boolean(10),
                  .track_clicks = r.boolean(11),
                  .source = r.text(12),
+                 .api_key_id = r.text(22),
                  .size_bytes = r.int64(13),
                  .created_at = r.int64(14),
                  .queued_at = r.int64(15),
@@ -110,14 +112,16 @@ Result<void> insert_email(Conn& c, const NewEmail& n) {
     p.add(e.track_opens).add(e.track_clicks).add(e.source).add(e.size_bytes);
     p.add(n.total_recipients).add(e.created_at).add(e.queued_at).bytes(n.raw);
     p.texts(address).texts(domain_of).texts(type).texts(status).int8s(due);
+    p.add(e.api_key_id);
     // Pipelined (Conn::queue): nothing of it is read back, so the writer sends the next
     // send's statement without waiting for this one's answer.
     auto ec = c.queue(
         "WITH e AS (INSERT INTO emails (id, account_id, domain_id, envelope_id, status, "
         "from_email, from_name, to_display, subject, message_id, return_token, "
         "recipient_addresses, track_opens, track_clicks, source, size_bytes, total_recipients, "
-        "created_at, queued_at, updated_at, raw) VALUES ($1, $2, nullif($3, ''), $4, $5, $6, "
-        "nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $18, $20) "
+        "created_at, queued_at, updated_at, raw, api_key_id) VALUES ($1, $2, nullif($3, ''), $4, "
+        "$5, $6, nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $18, "
+        "$20, nullif($26, '')) "
         "RETURNING id) "
         "INSERT INTO recipients (email_id, account_id, updated_at, address, domain, type, "
         "status, next_attempt_at) SELECT e.id, $2, $18, u.a, u.d, u.t, u.s, u.due FROM e, "

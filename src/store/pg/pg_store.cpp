@@ -140,15 +140,22 @@ void PgStore::set_event_listener(std::function<void()> listener) {
 
 namespace {
 
-constexpr const char* kKeyColumns = "id, account_id, prefix, hash, created_at, revoked_at";
+constexpr const char* kKeyColumns =
+    "id, account_id, prefix, hash, created_at, revoked_at, name, permission, domain_id, test";
 
 ApiKey read_key(const Row& r) {
-    return ApiKey{.id = r.text(0),
-                  .account_id = r.text(1),
-                  .prefix = r.text(2),
-                  .hash = r.text(3),
-                  .created_at = r.int64(4),
-                  .revoked_at = r.opt_int64(5)};
+    return ApiKey{
+        .id = r.text(0),
+        .account_id = r.text(1),
+        .prefix = r.text(2),
+        .hash = r.text(3),
+        .created_at = r.int64(4),
+        .revoked_at = r.opt_int64(5),
+        .name = r.text(6),
+        // A permission this version does not know: the narrower one.
+        .permission = domain::key_permission(r.text(7)).value_or(domain::KeyPermission::sending),
+        .domain_id = r.opt_text(8),
+        .test = r.boolean(9)};
 }
 
 Result<ApiKey> one_key(const Result<Rows>& rows) {
@@ -184,15 +191,19 @@ asio::awaitable<Result<Account>> PgStore::find_account_by_name(std::string name)
 asio::awaitable<Result<void>> PgStore::create_api_key(ApiKey k) {
     return impl_->writer.write<void>([k = std::move(k)](Conn& c, Batch&) -> Result<void> {
         auto r = c.exec(
-            "INSERT INTO api_keys (id, account_id, prefix, hash, created_at, revoked_at) "
-            "VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO api_keys (id, account_id, prefix, hash, created_at, revoked_at, name, "
+            "permission, domain_id, test) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             Params()
                 .add(k.id)
                 .add(k.account_id)
                 .add(k.prefix)
                 .add(k.hash)
                 .add(k.created_at)
-                .add(k.revoked_at));
+                .add(k.revoked_at)
+                .add(k.name)
+                .add(domain::name(k.permission))
+                .add(k.domain_id)
+                .add(k.test));
         if (!r) return r.error();
         return {};
     });
@@ -219,6 +230,33 @@ asio::awaitable<Result<ApiKey>> PgStore::revoke_api_key(std::string key_id, Unix
                                    "WHERE id = $1 RETURNING ") +
                            kKeyColumns,
                        Params().add(key_id).add(at)));
+        });
+}
+
+asio::awaitable<Result<ApiKey>> PgStore::revoke_api_key_if(std::string account_id,
+                                                           std::string key_id, UnixMs at,
+                                                           KeyRevocationCheck may_revoke) {
+    // The account's keys locked (in the order of their ids, as every revocation locks them):
+    // a revocation on another node waits for this one's commit, then reads what it wrote,
+    // so that two revocations at once cannot both take the last full key.
+    return impl_->write_lookups<ApiKey>(
+        [account_id = std::move(account_id), key_id = std::move(key_id), at,
+         may_revoke = std::move(may_revoke)](Conn& c, Batch&) -> Result<ApiKey> {
+            auto rows = c.exec(std::string("SELECT ") + kKeyColumns +
+                                   " FROM api_keys WHERE account_id = $1 ORDER BY id FOR UPDATE",
+                               Params().add(account_id));
+            if (!rows) return rows.error();
+            auto keys = rows->map(read_key);
+            auto it = std::find_if(keys.begin(), keys.end(),
+                                   [&](const ApiKey& k) { return k.id == key_id; });
+            if (it == keys.end()) return errc::not_found;
+            if (it->revoked_at) return *it;
+            if (may_revoke && !may_revoke(*it, keys)) return errc::conflict;
+            auto r = c.exec("UPDATE api_keys SET revoked_at = $2 WHERE id = $1",
+                            Params().add(key_id).add(at));
+            if (!r) return r.error();
+            it->revoked_at = at;
+            return *it;
         });
 }
 

@@ -59,6 +59,9 @@ class PgStore final : public Store {
     asio::awaitable<Result<void>> create_api_key(ApiKey key) override;
     asio::awaitable<Result<std::vector<ApiKey>>> list_api_keys(std::string account_id) override;
     asio::awaitable<Result<ApiKey>> revoke_api_key(std::string key_id, UnixMs at) override;
+    asio::awaitable<Result<ApiKey>> revoke_api_key_if(std::string account_id, std::string key_id,
+                                                      UnixMs at,
+                                                      KeyRevocationCheck may_revoke) override;
     asio::awaitable<Result<ApiKey>> find_api_key(std::string hash_hex) override;
 
     void append_log(LogEntry entry) override;

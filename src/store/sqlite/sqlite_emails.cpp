@@ -11,7 +11,7 @@ constexpr const char* kEmailColumns =
     "COALESCE(e.from_name, ''), e.to_display, e.subject, e.message_id, e.return_token, "
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
     "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, "
-    "COALESCE(e.envelope_id, '')";
+    "COALESCE(e.envelope_id, ''), COALESCE(e.api_key_id, '')";
 
 Email read_email(const Stmt& s) {
     return Email{.id = s.text(0),
@@ -28,6 +28,7 @@ Email read_email(const Stmt& s) {
                  .track_opens = s.int64(10) != 0,
                  .track_clicks = s.int64(11) != 0,
                  .source = s.text(12),
+                 .api_key_id = s.text(22),
                  .size_bytes = s.int64(13),
                  .created_at = s.int64(14),
                  .queued_at = s.int64(15),
@@ -86,9 +87,9 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
         "INSERT INTO emails (id, account_id, domain_id, status, from_email, from_name, "
         "to_display, subject, message_id, return_token, track_opens, track_clicks, source, "
         "size_bytes, created_at, queued_at, updated_at, envelope_id, total_recipients, body_id, "
-        "first_recipient_id, last_recipient_id) "
+        "first_recipient_id, last_recipient_id, api_key_id) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15, "
-        "?17, ?18, ?19, ?20, ?21)");
+        "?17, ?18, ?19, ?20, ?21, ?22)");
     if (!s) return s.error();
     // The text is bound without a copy: `n` outlives the statement's run.
     auto r = s->bind_ref(1, e.id)
@@ -112,6 +113,7 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                  .bind(19, body_id)
                  .bind(20, n.recipients.empty() ? std::optional<std::int64_t>{} : first_recipient)
                  .bind(21, n.recipients.empty() ? std::optional<std::int64_t>{} : last_recipient)
+                 .bind(22, e.api_key_id.empty() ? std::optional<std::string>{} : e.api_key_id)
                  .run();
     if (!r) return r;
     // The account's count (migration 014), which a list without a filter answers.
@@ -355,7 +357,7 @@ Result<Email> email_where(Db& db, const char* where, const std::string& a, const
         "tls_verified, tls_failure, held_at "
         "FROM recipients WHERE id BETWEEN ?1 AND ?2 AND email_id = ?3 ORDER BY id");
     if (!r) return r.error();
-    r->bind(1, s->opt_int64(22)).bind(2, s->opt_int64(23)).bind_ref(3, e.id);
+    r->bind(1, s->opt_int64(23)).bind(2, s->opt_int64(24)).bind_ref(3, e.id);
     for (;;) {
         auto rrow = r->step();
         if (!rrow) return rrow.error();

@@ -103,15 +103,22 @@ Result<std::int64_t> schema_version_of(const std::string& path) {
 }
 
 ApiKey read_key(const Stmt& s) {
-    return ApiKey{.id = s.text(0),
-                  .account_id = s.text(1),
-                  .prefix = s.text(2),
-                  .hash = s.text(3),
-                  .created_at = s.int64(4),
-                  .revoked_at = s.opt_int64(5)};
+    return ApiKey{
+        .id = s.text(0),
+        .account_id = s.text(1),
+        .prefix = s.text(2),
+        .hash = s.text(3),
+        .created_at = s.int64(4),
+        .revoked_at = s.opt_int64(5),
+        .name = s.text(6),
+        // A permission this version does not know: the narrower one.
+        .permission = domain::key_permission(s.text(7)).value_or(domain::KeyPermission::sending),
+        .domain_id = s.opt_text(8),
+        .test = s.int64(9) != 0};
 }
 
-constexpr const char* kKeyColumns = "id, account_id, prefix, hash, created_at, revoked_at";
+constexpr const char* kKeyColumns =
+    "id, account_id, prefix, hash, created_at, revoked_at, name, permission, domain_id, test";
 
 Result<ApiKey> key_where(Db& db, const char* where, const std::string& value) {
     auto s = db.prepare(std::string("SELECT ") + kKeyColumns + " FROM api_keys WHERE " + where);
@@ -229,8 +236,8 @@ asio::awaitable<Result<Account>> SqliteStore::find_account_by_name(std::string n
 asio::awaitable<Result<void>> SqliteStore::create_api_key(ApiKey k) {
     auto job = [k = std::move(k)](Db& db) -> Result<void> {
         auto s = db.prepare(
-            "INSERT INTO api_keys (id, account_id, prefix, hash, created_at, revoked_at) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+            "INSERT INTO api_keys (id, account_id, prefix, hash, created_at, revoked_at, name, "
+            "permission, domain_id, test) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
         if (!s) return s.error();
         return s->bind(1, k.id)
             .bind(2, k.account_id)
@@ -238,24 +245,36 @@ asio::awaitable<Result<void>> SqliteStore::create_api_key(ApiKey k) {
             .bind(4, k.hash)
             .bind(5, k.created_at)
             .bind(6, k.revoked_at)
+            .bind(7, k.name)
+            .bind(8, domain::name(k.permission))
+            .bind(9, k.domain_id)
+            .bind(10, k.test ? 1 : 0)
             .run();
     };
     return impl_->write_lookups<void>(std::move(job));
 }
 
+namespace {
+
+Result<std::vector<ApiKey>> keys_of(Db& db, const std::string& account_id) {
+    auto s = db.prepare(std::string("SELECT ") + kKeyColumns +
+                        " FROM api_keys WHERE account_id = ?1 ORDER BY id");
+    if (!s) return s.error();
+    s->bind(1, account_id);
+    std::vector<ApiKey> out;
+    for (;;) {
+        auto row = s->step();
+        if (!row) return row.error();
+        if (!*row) return out;
+        out.push_back(read_key(*s));
+    }
+}
+
+}  // namespace
+
 asio::awaitable<Result<std::vector<ApiKey>>> SqliteStore::list_api_keys(std::string account_id) {
     return impl_->read([account_id = std::move(account_id)](Db& db) -> Result<std::vector<ApiKey>> {
-        auto s = db.prepare(std::string("SELECT ") + kKeyColumns +
-                            " FROM api_keys WHERE account_id = ?1 ORDER BY id");
-        if (!s) return s.error();
-        s->bind(1, account_id);
-        std::vector<ApiKey> out;
-        for (;;) {
-            auto row = s->step();
-            if (!row) return row.error();
-            if (!*row) return out;
-            out.push_back(read_key(*s));
-        }
+        return keys_of(db, account_id);
     });
 }
 
@@ -266,6 +285,29 @@ asio::awaitable<Result<ApiKey>> SqliteStore::revoke_api_key(std::string key_id, 
         if (!s) return s.error();
         if (auto r = s->bind(1, key_id).bind(2, at).run(); !r) return r.error();
         return key_where(db, "id = ?1", key_id);
+    };
+    return impl_->write_lookups<ApiKey>(std::move(job));
+}
+
+asio::awaitable<Result<ApiKey>> SqliteStore::revoke_api_key_if(std::string account_id,
+                                                               std::string key_id, UnixMs at,
+                                                               KeyRevocationCheck may_revoke) {
+    // The write transaction (BEGIN IMMEDIATE) holds every other writer off, another
+    // process's too: the keys read here are those the update changes.
+    auto job = [account_id = std::move(account_id), key_id = std::move(key_id), at,
+                may_revoke = std::move(may_revoke)](Db& db) -> Result<ApiKey> {
+        auto keys = keys_of(db, account_id);
+        if (!keys) return keys.error();
+        auto it = std::find_if(keys->begin(), keys->end(),
+                               [&](const ApiKey& k) { return k.id == key_id; });
+        if (it == keys->end()) return errc::not_found;
+        if (it->revoked_at) return *it;
+        if (may_revoke && !may_revoke(*it, *keys)) return errc::conflict;
+        auto s = db.prepare("UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1");
+        if (!s) return s.error();
+        if (auto r = s->bind(1, key_id).bind(2, at).run(); !r) return r.error();
+        it->revoked_at = at;
+        return *it;
     };
     return impl_->write_lookups<ApiKey>(std::move(job));
 }

@@ -18,7 +18,7 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (016_recipient_tls).
+// The schema version of the last migration (021_webhook_secret_rotation).
 constexpr int kLatestVersion = 21;
 
 namespace fs = std::filesystem;
