@@ -18,8 +18,8 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (016_recipient_tls).
-constexpr int kLatestVersion = 17;
+// The schema version of the last migration (020_email_tags).
+constexpr int kLatestVersion = 20;
 
 namespace fs = std::filesystem;
 
