@@ -361,6 +361,8 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
 }
 
 asio::awaitable<http::Response> list_domains(Context ctx) {
+    if (auto err = check_params(ctx.req, {"page", "limit", "sortOrder"}))
+        co_return detail::validation_error(*err);
     auto paging = parse_paging(ctx.req, 20, "sortOrder");
     if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
     const auto& p = std::get<Paging>(paging);

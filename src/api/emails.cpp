@@ -5,6 +5,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
+
+#include "api/email_labels.hpp"
 #include "api/queue_email.hpp"
 #include "api/send_request.hpp"
 #include "core/blocking.hpp"
@@ -34,6 +37,20 @@ std::string from_display(const store::Email& e) {
         .display();
 }
 
+// The tags as the account gave them, and its metadata object (null when none).
+json::array tags_json(const std::vector<store::Tag>& tags) {
+    json::array out;
+    for (const auto& t : tags) out.push_back(json::object{{"name", t.name}, {"value", t.value}});
+    return out;
+}
+
+json::value metadata_json(const std::string& stored) {
+    if (stored.empty()) return nullptr;
+    error_code ec;
+    auto v = json::parse(stored, ec);
+    return ec ? json::value(nullptr) : v;  // written by us as a JSON object: never fails
+}
+
 json::object email_summary(const store::Email& e) {
     return {{"id", e.id},
             {"status", domain::name(e.status)},
@@ -43,7 +60,9 @@ json::object email_summary(const store::Email& e) {
             {"failed_at", iso_or_null(e.failed_at)},
             {"to", e.to_display},
             {"subject", e.subject},
-            {"from", from_display(e)}};
+            {"from", from_display(e)},
+            {"tags", tags_json(e.tags)},
+            {"metadata", metadata_json(e.metadata_json)}};
 }
 
 // The list filters shared by GET /v1/email and GET /v1/emails/envelope.
@@ -53,6 +72,49 @@ std::optional<http::Response> filters(const http::Request& req, store::SearchQue
         return detail::validation_error(*err);
     if (auto err = parse_date_bounds(req, q.start, q.end)) return detail::validation_error(*err);
     if (auto s = req.param("search"); s && !s->empty()) q.search = std::string(*s);
+    return std::nullopt;
+}
+
+// GET /v1/email's own filters: status (one or several, comma-separated: any of them) and
+// tag=name:value (repeatable: every one of them). A value that names nothing is refused.
+std::optional<http::Response> email_filters(const http::Request& req, store::SearchQuery& q) {
+    if (auto v = req.param("status")) {
+        std::string_view list = *v;
+        for (;;) {
+            const auto comma = list.find(',');
+            const auto item = list.substr(0, comma);
+            std::string upper(item);  // the names are upper-case; either case is taken
+            for (auto& c : upper)
+                if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+            auto st = domain::from_name<domain::EmailStatus>(upper);
+            if (!st) {
+                std::string names;
+                for (auto n : domain::kEmailStatusNames)
+                    names += (names.empty() ? "" : ", ") + std::string(n);
+                return detail::validation_error("status: '" + std::string(item) +
+                                                "' is not a status of an email (" + names +
+                                                "; several: comma-separated)");
+            }
+            if (std::find(q.statuses.begin(), q.statuses.end(), *st) == q.statuses.end())
+                q.statuses.push_back(*st);
+            if (comma == std::string_view::npos) break;
+            list.remove_prefix(comma + 1);
+        }
+    }
+    for (const auto& [name, value] : req.query) {
+        if (name != "tag") continue;
+        const auto colon = value.find(':');
+        if (colon == std::string::npos)
+            return detail::validation_error("tag must be name:value, e.g. tag=campaign:spring");
+        store::Tag t{.name = value.substr(0, colon), .value = value.substr(colon + 1)};
+        if (auto e = tag_part_error("tag: the name", t.name)) return detail::validation_error(*e);
+        if (auto e = tag_part_error("tag: the value", t.value)) return detail::validation_error(*e);
+        if (q.tags.size() >= kMaxTags)
+            return detail::validation_error("tag is given more than " + std::to_string(kMaxTags) +
+                                            " times (an email has at most " +
+                                            std::to_string(kMaxTags) + " tags)");
+        q.tags.push_back(std::move(t));
+    }
     return std::nullopt;
 }
 
@@ -93,7 +155,9 @@ asio::awaitable<http::Response> checked_send(Context ctx) {
                    .subject = req.message.subject,
                    .idempotency_key = std::move(req.idempotency_key),
                    .track_opens = req.track_opens,
-                   .track_clicks = req.track_clicks};
+                   .track_clicks = req.track_clicks,
+                   .tags = std::move(req.labels.tags),
+                   .metadata_json = std::move(req.labels.metadata_json)};
     q.message = std::move(req.message);
     auto outcome = co_await queue_email(ctx.deps, std::move(q));
     if (auto* refused = std::get_if<Refused>(&outcome)) {
@@ -179,12 +243,18 @@ asio::awaitable<http::Response> get_email(Context ctx) {
 }
 
 asio::awaitable<http::Response> list_emails(Context ctx) {
+    if (auto err = check_params(ctx.req,
+                                {"page", "limit", "sort_by", "sort_order", "search", "start_date",
+                                 "end_date", "status", "tag"},
+                                {"tag"}))
+        co_return detail::validation_error(*err);
     auto paging = parse_paging(ctx.req, 10, "sort_order");
     if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
     const auto& p = std::get<Paging>(paging);
     store::SearchQuery q{
         .account_id = ctx.account_id, .page = p.page, .limit = p.limit, .order = p.order};
     if (auto err = filters(ctx.req, q, {"created_at", "to_email"})) co_return std::move(*err);
+    if (auto err = email_filters(ctx.req, q)) co_return std::move(*err);
     auto page = co_await ctx.deps.emails.list_emails(std::move(q));
     if (!page) co_return detail::internal_error("list emails", page.error());
     json::array data;
@@ -198,6 +268,9 @@ asio::awaitable<http::Response> list_emails(Context ctx) {
 }
 
 asio::awaitable<http::Response> list_envelopes(Context ctx) {
+    if (auto err = check_params(ctx.req, {"page", "limit", "sort_by", "sort_order", "search",
+                                          "start_date", "end_date"}))
+        co_return detail::validation_error(*err);
     auto paging = parse_paging(ctx.req, 20, "sort_order");
     if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
     const auto& p = std::get<Paging>(paging);

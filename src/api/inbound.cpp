@@ -43,6 +43,9 @@ json::object summary(const store::InboundEmail& e) {
 }  // namespace
 
 asio::awaitable<http::Response> list_inbound(Context ctx) {
+    if (auto err = check_params(ctx.req, {"page", "limit", "sort_by", "sort_order", "search",
+                                          "start_date", "end_date"}))
+        co_return detail::validation_error(*err);
     auto paging = parse_paging(ctx.req, 20, "sort_order");
     if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
     const auto& p = std::get<Paging>(paging);

@@ -9,6 +9,8 @@
 namespace posthorn::api {
 
 asio::awaitable<http::Response> list_logs(detail::Context ctx) {
+    if (auto err = check_params(ctx.req, {"page", "limit", "sortOrder", "status", "method"}))
+        co_return detail::validation_error(*err);
     auto paging = parse_paging(ctx.req, 20, "sortOrder");
     if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
     const auto& p = std::get<Paging>(paging);

@@ -1,5 +1,6 @@
 #include "api/query.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace posthorn::api {
@@ -51,6 +52,26 @@ std::optional<std::string> parse_date_bounds(const http::Request& req, std::opti
         (is_end ? end : start) = *t;
     }
     if (start && end && *start > *end) return std::string("start_date is after end_date");
+    return std::nullopt;
+}
+
+std::optional<std::string> check_params(const http::Request& req,
+                                        std::initializer_list<std::string_view> known,
+                                        std::initializer_list<std::string_view> repeatable) {
+    auto in = [](std::initializer_list<std::string_view> list, std::string_view name) {
+        return std::find(list.begin(), list.end(), name) != list.end();
+    };
+    for (std::size_t i = 0; i < req.query.size(); ++i) {
+        const auto& name = req.query[i].first;
+        if (!in(known, name)) {
+            std::string names;
+            for (auto k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+            return "unknown query parameter '" + name + "' (this list takes " + names + ")";
+        }
+        if (in(repeatable, name)) continue;
+        for (std::size_t j = 0; j < i; ++j)
+            if (req.query[j].first == name) return name + " is given more than once";
+    }
     return std::nullopt;
 }
 

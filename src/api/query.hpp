@@ -38,6 +38,13 @@ std::variant<Paging, std::string> parse_paging(const http::Request& req, std::in
 std::optional<std::string> parse_date_bounds(const http::Request& req, std::optional<UnixMs>& start,
                                              std::optional<UnixMs>& end);
 
+// Every query parameter of `req` is one of `known`, and given once unless it is one of
+// `repeatable`: a list never ignores what it was asked (an unknown filter, a misspelt one, a
+// second value). Answers the error message, if any.
+std::optional<std::string> check_params(const http::Request& req,
+                                        std::initializer_list<std::string_view> known,
+                                        std::initializer_list<std::string_view> repeatable = {});
+
 // sort_by, one of `allowed`; `out` keeps its default when the parameter is absent.
 std::optional<std::string> parse_sort_by(const http::Request& req,
                                          std::initializer_list<std::string_view> allowed,

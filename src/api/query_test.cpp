@@ -45,5 +45,18 @@ TEST(ParsePaging, DefaultsAndBounds) {
     }
 }
 
+TEST(CheckParams, RefusesUnknownAndRepeatedParameters) {
+    EXPECT_FALSE(check_params(with_query({{"limit", "1"}, {"tag", "a:b"}, {"tag", "c:d"}}),
+                              {"limit", "tag"}, {"tag"}));
+    EXPECT_FALSE(check_params(with_query({}), {"limit"}));
+    auto unknown =
+        check_params(with_query({{"limit", "1"}, {"sortOrder", "asc"}}), {"limit", "sort_order"});
+    ASSERT_TRUE(unknown);
+    EXPECT_EQ(*unknown, "unknown query parameter 'sortOrder' (this list takes limit, sort_order)");
+    auto twice = check_params(with_query({{"limit", "1"}, {"limit", "2"}}), {"limit"});
+    ASSERT_TRUE(twice);
+    EXPECT_EQ(*twice, "limit is given more than once");
+}
+
 }  // namespace
 }  // namespace posthorn::api

@@ -35,6 +35,8 @@ json::object queue_summary_json(const std::vector<store::QueueGroup>& groups) {
 asio::awaitable<http::Response> get_queue(detail::Context ctx) {
     // The key's account, always: another account's mail never appears.
     store::QueueSelector select{.account_id = ctx.account_id};
+    if (auto err = check_params(ctx.req, {"domain", "state"}))
+        co_return detail::validation_error(*err);
     if (auto v = ctx.req.param("domain")) {
         auto name = mail::normalize_domain(*v);
         if (auto* bad = std::get_if<mail::BadDomain>(&name))

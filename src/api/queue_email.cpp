@@ -152,6 +152,8 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.track_clicks = req.track_clicks.value_or(sender->click_tracking);
     e.source = req.source;
     e.api_key_id = req.key.id;
+    e.tags = std::move(req.tags);
+    e.metadata_json = std::move(req.metadata_json);
     // The id's millisecond (`now`, or later if another thread had just made an id a
     // millisecond later, or the clock stepped back): the store keeps an account's emails in
     // the order of their ids, and lists them by time in that order.

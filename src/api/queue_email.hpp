@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/v1.hpp"
+#include "domain/model.hpp"
 #include "mail/address.hpp"
 #include "mail/message.hpp"
 
@@ -32,6 +33,8 @@ struct QueueRequest {
     // The sender domain when the caller has read it already (SMTP, at MAIL FROM): not read
     // again. Its status and sending flag are checked either way.
     std::optional<store::Domain> domain;
+    std::vector<domain::Tag> tags;  // checked (email_labels.hpp)
+    std::string metadata_json;      // "" when none
 };
 
 struct Queued {

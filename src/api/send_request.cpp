@@ -171,9 +171,9 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
                                                              const SendLimits& limits) {
     if (!body.is_object()) return validation("body must be a JSON object");
     const auto& o = body.as_object();
-    static constexpr std::array<std::string_view, 12> kFields = {
-        "from", "to",       "subject", "html",        "text",           "cc",
-        "bcc",  "reply_to", "headers", "attachments", "idempotencyKey", "tracking"};
+    static constexpr std::array<std::string_view, 14> kFields = {
+        "from",     "to",      "subject",     "html",           "text",     "cc",   "bcc",
+        "reply_to", "headers", "attachments", "idempotencyKey", "tracking", "tags", "metadata"};
     for (const auto& [k, v] : o) {
         if (std::find(kFields.begin(), kFields.end(), std::string_view(k)) == kFields.end())
             return validation("unknown field '" + std::string(k) + "'");
@@ -327,6 +327,10 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
             (k == "open" ? r.track_opens : r.track_clicks) = v.as_bool();
         }
     }
+
+    // tags and metadata
+    if (auto e = read_json_labels(o.if_contains("tags"), o.if_contains("metadata"), r.labels))
+        return validation(*e);
 
     auto key = idempotency_key_of(body);
     if (auto* e = std::get_if<http::Response>(&key)) return std::move(*e);

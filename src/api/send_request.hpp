@@ -1,6 +1,7 @@
 // api/send_request.hpp — the body of POST /v1/emails, checked field by field (DESIGN §4):
 // shapes and types (VALIDATION_ERROR), addresses (INVALID_EMAIL), the recipient count
-// (TOO_MANY_RECIPIENTS) and the attachment size (PAYLOAD_TOO_LARGE). Pure; no I/O.
+// (TOO_MANY_RECIPIENTS), the attachment size (PAYLOAD_TOO_LARGE) and the tags and metadata
+// (email_labels.hpp; VALIDATION_ERROR). Pure; no I/O.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -9,6 +10,7 @@
 #include <string>
 #include <variant>
 
+#include "api/email_labels.hpp"
 #include "http/message.hpp"
 #include "mail/message.hpp"
 
@@ -25,6 +27,7 @@ struct SendRequest {
     std::optional<std::string> idempotency_key;
     std::optional<bool> track_opens;  // unset: the domain's setting decides
     std::optional<bool> track_clicks;
+    EmailLabels labels;  // tags and metadata (email_labels.hpp)
 };
 
 // The request, or the error answer to send.

@@ -55,5 +55,64 @@ TEST(SendRequest, HeaderNamesSubjectAndFilenamesSayWhatIsWrong) {
               "attachments[0]: names must not contain line breaks or quotes");
 }
 
+TEST(SendRequest, TagsAndMetadataAreReadAndChecked) {
+    json::object body{{"from", "a@example.com"},
+                      {"to", "b@example.net"},
+                      {"subject", "Hi"},
+                      {"text", "hello"},
+                      {"tags", json::array{{{"name", "campaign"}, {"value", "spring-24"}},
+                                           {{"name", "tier_1"}, {"value", "A"}}}},
+                      {"metadata", json::parse(R"({"order": {"id": 42}, "x": [1, 2]})")}};
+    auto r = parse_send_request(body, SendLimits{});
+    ASSERT_TRUE(std::holds_alternative<SendRequest>(r));
+    const auto& labels = std::get<SendRequest>(r).labels;
+    ASSERT_EQ(labels.tags.size(), 2u);
+    EXPECT_EQ(labels.tags[0], (domain::Tag{.name = "campaign", .value = "spring-24"}));
+    EXPECT_EQ(labels.tags[1].name, "tier_1");
+    EXPECT_EQ(labels.metadata_json, R"({"order":{"id":42},"x":[1,2]})");  // compact
+
+    EXPECT_EQ(refusal({{"tags", nullptr}, {"metadata", nullptr}}), "");
+    EXPECT_EQ(refusal({{"tags", json::array{}}}), "");
+    EXPECT_EQ(refusal({{"tags", "campaign:spring"}}),
+              "tags must be an array of {name, value} objects");
+    EXPECT_EQ(refusal({{"tags", json::array{"x"}}}), "tags[0] must be an object {name, value}");
+    EXPECT_EQ(refusal({{"tags", json::array{{{"name", "a"}}}}}),
+              "tags[0].value is required and must be a string");
+    EXPECT_EQ(refusal({{"tags", json::array{{{"name", "a"}, {"value", 1}}}}}),
+              "tags[0].value is required and must be a string");
+    EXPECT_EQ(refusal({{"tags", json::array{{{"name", "a"}, {"value", "b"}, {"x", "c"}}}}}),
+              "tags[0]: unknown field 'x'");
+    const std::string part = " must be 1 to 256 ASCII letters, digits, '_' or '-'";
+    EXPECT_EQ(refusal({{"tags", json::array{{{"name", "a b"}, {"value", "c"}}}}}),
+              "tags[0].name" + part);
+    EXPECT_EQ(refusal({{"tags", json::array{{{"name", "a"}, {"value", ""}}}}}),
+              "tags[0].value" + part);
+    EXPECT_EQ(refusal({{"tags", json::array{{{"name", "a"}, {"value", "caf\xc3\xa9"}}}}}),
+              "tags[0].value" + part);
+    EXPECT_EQ(refusal({{"tags", json::array{{{"name", "a"}, {"value", "b"}},
+                                            {{"name", "a:b"}, {"value", "c"}}}}}),
+              "tags[1].name" + part);
+    EXPECT_EQ(refusal({{"tags", json::array{{{"name", std::string(256, 'n')}, {"value", "v"}}}}}),
+              "");
+    EXPECT_EQ(refusal({{"tags", json::array{{{"name", std::string(257, 'n')}, {"value", "v"}}}}}),
+              "tags[0].name" + part);
+    EXPECT_EQ(refusal({{"tags", json::array{{{"name", "a"}, {"value", "1"}},
+                                            {{"name", "a"}, {"value", "2"}}}}}),
+              "tags: the tag name 'a' is given twice (a name may appear once)");
+    json::array eleven;
+    for (int i = 0; i < 11; ++i)
+        eleven.push_back(json::object{{"name", "t" + std::to_string(i)}, {"value", "v"}});
+    EXPECT_EQ(refusal({{"tags", eleven}}), "tags holds 11 tags; an email takes at most 10");
+    eleven.pop_back();
+    EXPECT_EQ(refusal({{"tags", eleven}}), "");
+
+    EXPECT_EQ(refusal({{"metadata", "text"}}), "metadata must be a JSON object");
+    EXPECT_EQ(refusal({{"metadata", json::array{1}}}), "metadata must be a JSON object");
+    // 2048 bytes serialized: {"k":"…"} is 8 bytes around the value.
+    EXPECT_EQ(refusal({{"metadata", json::object{{"k", std::string(2040, 'x')}}}}), "");
+    EXPECT_EQ(refusal({{"metadata", json::object{{"k", std::string(2041, 'x')}}}}),
+              "metadata is 2049 bytes as serialized JSON; the limit is 2048");
+}
+
 }  // namespace
 }  // namespace posthorn::api

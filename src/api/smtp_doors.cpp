@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "api/email_labels.hpp"
 #include "api/inbound.hpp"
 #include "api/keys.hpp"
 #include "api/queue_email.hpp"
@@ -140,6 +141,11 @@ class Submission final : public smtp::SessionHandler {
             co_return reply(550, "5.6.0 The message needs one From address");
         auto from = mailboxes(parsed.from);
         if (from.empty()) co_return reply(550, "5.1.7 The From address is not valid");
+        // Tags and metadata (docs/smtp.md): refused as the API refuses them, before anything
+        // is counted or stored.
+        EmailLabels labels;
+        if (auto bad = read_header_labels(parsed.headers, labels))
+            co_return reply(550, "5.6.0 " + *bad);
         // The header From is usually on the MAIL FROM domain, read and checked at MAIL.
         std::optional<store::Domain> domain;
         if (mail_domain_ && core::ascii_iequals(mail_domain_->name, from.front().domain)) {
@@ -188,6 +194,8 @@ class Submission final : public smtp::SessionHandler {
             t.erase(t.find_last_not_of(" \t\r\n") + 1);
             return t == "true";
         };
+        q.tags = std::move(labels.tags);
+        q.metadata_json = std::move(labels.metadata_json);
         q.track_opens = flag("X-Track-Opens");
         q.track_clicks = flag("X-Track-Clicks");
         if (!parsed.message_id.empty()) {
@@ -200,7 +208,11 @@ class Submission final : public smtp::SessionHandler {
             add.emplace_back("Message-ID", "<" + q.message_id + ">");
         }
         if (!header(parsed, "Date")) add.emplace_back("Date", format_rfc5322(deps_.clock.now_ms()));
-        q.message = mail::edit_headers(msg.data, {"X-Track-Opens", "X-Track-Clicks", "Bcc"}, add);
+        // Our own headers are instructions to us, not part of the message: never delivered.
+        q.message = mail::edit_headers(msg.data,
+                                       {"X-Track-Opens", "X-Track-Clicks", "Bcc",
+                                        std::string(kTagHeader), std::string(kMetadataHeader)},
+                                       add);
 
         auto outcome = co_await queue_email(deps_, std::move(q));
         if (auto* r = std::get_if<Refused>(&outcome)) {

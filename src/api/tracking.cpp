@@ -104,12 +104,15 @@ asio::awaitable<http::Response> handle_tracking(const Deps& deps, http::Request 
     if (!token || token->kind != (open ? 'o' : 'c')) co_return not_found();
     const std::optional<std::string> url =
         open ? std::nullopt : std::optional<std::string>(token->url);
-    auto data = domain::engagement_data(token->email_id, req.remote_ip,
-                                        req.header("user-agent").value_or(""), url);
     const auto what = open ? domain::Engagement::open : domain::Engagement::click;
     const auto at = deps.clock.now_ms();
-    auto decide = [what, data = std::move(data), at](const store::Email& current) {
-        return std::optional(domain::engage(current, what, data, at));
+    // The payload is made from the email as the store reads it: it carries its tags and
+    // metadata (domain/events.hpp).
+    auto decide = [what, ip = req.remote_ip,
+                   agent = std::string(req.header("user-agent").value_or("")), url,
+                   at](const store::Email& current) {
+        return std::optional(
+            domain::engage(current, what, domain::engagement_data(current, ip, agent, url), at));
     };
     auto email_id = token->email_id;
     // A token names only its email: found by its id in any account.

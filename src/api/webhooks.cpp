@@ -76,6 +76,8 @@ asio::awaitable<http::Response> create_webhook(Context ctx) {
 }
 
 asio::awaitable<http::Response> list_webhooks(Context ctx) {
+    if (auto err = check_params(ctx.req, {"page", "limit", "sort_order"}))
+        co_return detail::validation_error(*err);
     auto paging = parse_paging(ctx.req, 20, "sort_order");
     if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
     const auto& p = std::get<Paging>(paging);
@@ -116,9 +118,15 @@ asio::awaitable<http::Response> delete_webhook(Context ctx) {
 }
 
 asio::awaitable<http::Response> list_webhook_deliveries(Context ctx) {
+    if (auto err = check_params(ctx.req, {"page", "limit", "sort_order"}))
+        co_return detail::validation_error(*err);
     auto paging = parse_paging(ctx.req, 20, "sort_order");
     if (auto* msg = std::get_if<std::string>(&paging)) co_return detail::validation_error(*msg);
     const auto& p = std::get<Paging>(paging);
+    // The store lists attempts newest first only: asc would be silently the other order.
+    if (p.order != store::SortOrder::desc)
+        co_return detail::validation_error(
+            "sort_order: the deliveries are listed newest first only (desc)");
     auto id = detail::param(ctx, "id");
     auto page = co_await ctx.deps.webhooks.list_webhook_attempts(ctx.account_id, std::move(id),
                                                                  p.page, p.limit);

@@ -111,7 +111,7 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
     for (auto i : about) named.push_back(&recipients[i]);
     auto raise = [&](EventKind kind) {
         change.events.push_back(make_event(kind, email.account_id, email.id,
-                                           email_event_data(email.id, status, named), at));
+                                           email_event_data(email, status, named), at));
     };
     if (transmitted && !was_sent) raise(EventKind::email_sent);
     if (!delayed.empty()) {

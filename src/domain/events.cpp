@@ -57,12 +57,31 @@ void append_bounce(std::string& out, const std::optional<Bounce>& b) {
     out += '}';
 }
 
+// ,"tags":[…],"metadata":… of `email`. The metadata was checked and serialized when the
+// email was accepted (api/send_request.cpp): it is a JSON object, spliced as it is.
+void append_labels(std::string& out, const Email& email) {
+    out += ",\"tags\":[";
+    bool first = true;
+    for (const auto& t : email.tags) {
+        if (!first) out += ',';
+        first = false;
+        out += "{\"name\":";
+        append_json_string(out, t.name);
+        out += ",\"value\":";
+        append_json_string(out, t.value);
+        out += '}';
+    }
+    out += "],\"metadata\":";
+    out += email.metadata_json.empty() ? std::string_view("null")
+                                       : std::string_view(email.metadata_json);
+}
+
 }  // namespace
 
-std::string email_event_data(std::string_view email_id, EmailStatus status,
+std::string email_event_data(const Email& email, EmailStatus status,
                              const std::vector<const Recipient*>& about) {
     std::string out = "{\"email_id\":";
-    append_json_string(out, email_id);
+    append_json_string(out, email.id);
     out += ",\"status\":";
     append_json_string(out, name(status));
     out += ",\"recipients\":[";
@@ -84,14 +103,16 @@ std::string email_event_data(std::string_view email_id, EmailStatus status,
         append_bounce(out, r->bounce);
         out += '}';
     }
-    out += "]}";
+    out += ']';
+    append_labels(out, email);
+    out += '}';
     return out;
 }
 
-std::string engagement_data(std::string_view email_id, std::string_view ip,
-                            std::string_view user_agent, const std::optional<std::string>& url) {
+std::string engagement_data(const Email& email, std::string_view ip, std::string_view user_agent,
+                            const std::optional<std::string>& url) {
     std::string out = "{\"email_id\":";
-    append_json_string(out, email_id);
+    append_json_string(out, email.id);
     out += ",\"ip\":";
     append_json_string(out, ip);
     out += ",\"user_agent\":";
@@ -100,6 +121,7 @@ std::string engagement_data(std::string_view email_id, std::string_view ip,
         out += ",\"url\":";
         append_json_string(out, *url);
     }
+    append_labels(out, email);
     out += '}';
     return out;
 }

@@ -47,7 +47,8 @@ TEST(Events, PayloadsAreJsonWithTheirFields) {
         .id = 1, .address = "a\"b@x.test", .status = RecipientStatus::failed, .attempts = 6};
     r.last_response = "451 later\r\n";
     r.bounce = Bounce{.type = BounceType::soft, .code = "", .message = "m"};
-    const auto data = json::parse(email_event_data("em_1", EmailStatus::failed, {&r})).as_object();
+    Email email{.id = "em_1"};
+    const auto data = json::parse(email_event_data(email, EmailStatus::failed, {&r})).as_object();
     EXPECT_EQ(data.at("email_id").as_string(), "em_1");
     EXPECT_EQ(data.at("status").as_string(), "FAILED");
     const auto& rec = data.at("recipients").as_array().at(0).as_object();
@@ -57,11 +58,14 @@ TEST(Events, PayloadsAreJsonWithTheirFields) {
     EXPECT_EQ(rec.at("response").as_string(), "451 later\r\n");
     EXPECT_EQ(rec.at("bounce").at("type").as_string(), "soft");
     EXPECT_TRUE(rec.at("bounce").at("code").is_null());
+    // Without tags or metadata: an empty list and null.
+    EXPECT_TRUE(data.at("tags").as_array().empty());
+    EXPECT_TRUE(data.at("metadata").is_null());
 
-    auto open = json::parse(engagement_data("em_1", "192.0.2.1", "UA", std::nullopt)).as_object();
+    auto open = json::parse(engagement_data(email, "192.0.2.1", "UA", std::nullopt)).as_object();
     EXPECT_EQ(open.at("ip").as_string(), "192.0.2.1");
     EXPECT_FALSE(open.contains("url"));
-    auto click = json::parse(engagement_data("em_1", "::1", "", std::string("https://x/?a=1")));
+    auto click = json::parse(engagement_data(email, "::1", "", std::string("https://x/?a=1")));
     EXPECT_EQ(click.at("url").as_string(), "https://x/?a=1");
 
     const auto in = json::parse(inbound_event_data({.id = "in_1",
@@ -86,6 +90,27 @@ TEST(Events, PayloadsAreJsonWithTheirFields) {
     EXPECT_EQ(body.at("timestamp").as_string(), "1970-01-01T00:00:00.000Z");
     EXPECT_EQ(body.at("data").at("a").as_int64(), 1);
     EXPECT_TRUE(json::parse(event_body(EventKind::email_sent, 0, "")).at("data").is_object());
+}
+
+TEST(Events, EveryEmailEventCarriesTheTagsAndMetadata) {
+    Email email{
+        .id = "em_2",
+        .tags = {{.name = "campaign", .value = "spring-24"}, {.name = "tier", .value = "a"}},
+        .metadata_json = R"({"order":{"id":42},"note":"x\"y"})"};
+    Recipient r{.id = 1, .address = "a@x.test", .status = RecipientStatus::delivered};
+    for (const auto& text :
+         {email_event_data(email, EmailStatus::delivered, {&r}),
+          engagement_data(email, "192.0.2.1", "UA", std::nullopt),
+          engagement_data(email, "192.0.2.1", "UA", std::string("https://x.test/"))}) {
+        const auto data = json::parse(text).as_object();
+        const auto& tags = data.at("tags").as_array();
+        ASSERT_EQ(tags.size(), 2u) << text;
+        EXPECT_EQ(tags.at(0).at("name").as_string(), "campaign");
+        EXPECT_EQ(tags.at(0).at("value").as_string(), "spring-24");
+        EXPECT_EQ(tags.at(1).at("name").as_string(), "tier");
+        EXPECT_EQ(data.at("metadata").at("order").at("id").as_int64(), 42);
+        EXPECT_EQ(data.at("metadata").at("note").as_string(), "x\"y");
+    }
 }
 
 TEST(Events, GoToTheActiveWebhooksOfTheAccountThatSubscribe) {

@@ -49,6 +49,14 @@ struct Recipient {
     std::optional<UnixMs> held_at;  // held by the operator since then (queue_control.hpp)
 };
 
+// A label an account puts on an email to find and group it (POST /v1/emails `tags`,
+// X-Posthorn-Tag over SMTP); the API checks what a name and a value may hold.
+struct Tag {
+    std::string name;
+    std::string value;
+    bool operator==(const Tag&) const = default;
+};
+
 struct Email {
     std::string id;  // em_…
     std::string account_id;
@@ -73,6 +81,8 @@ struct Email {
     std::optional<UnixMs> failed_at;
     std::optional<UnixMs> opened_at;
     std::optional<UnixMs> clicked_at;
+    std::vector<Tag> tags;              // in the order given; names unique
+    std::string metadata_json;          // the account's JSON object, serialized; "" when none
     std::vector<Recipient> recipients;  // filled where asked for
 };
 

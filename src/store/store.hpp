@@ -122,11 +122,14 @@ class EmailStore {
     // token is 42 characters: the email's id without "em_", then 16 random ones (earlier
     // versions made 26 random characters, still found).
     virtual asio::awaitable<Result<Email>> find_email_by_return_token(std::string token) = 0;
-    // With its recipients. Another account's email is errc::not_found.
+    // With its recipients, its tags (in the order they were given) and its metadata, as
+    // create_email stored them; so too every email this store reads (change_email's).
+    // Another account's email is errc::not_found.
     virtual asio::awaitable<Result<Email>> find_email(std::string account_id, std::string id) = 0;
     virtual asio::awaitable<Result<std::string>> email_raw(std::string account_id,
                                                            std::string id) = 0;
-    // sort_by: created_at | to_email. search: subject or any recipient address.
+    // sort_by: created_at | to_email. search: subject or any recipient address. statuses,
+    // tags: SearchQuery. Each email comes with its tags and metadata (as find_email's).
     virtual asio::awaitable<Result<Page<Email>>> list_emails(SearchQuery query) = 0;
     // sort_by: created_at | subject | from_email. search: sender, subject or envelope id.
     virtual asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) = 0;

@@ -26,6 +26,7 @@ using domain::Event;
 using domain::Recipient;
 using domain::RecipientChange;
 using domain::Suppression;
+using domain::Tag;
 using domain::Webhook;
 
 struct Account {
@@ -159,6 +160,11 @@ struct SearchQuery {
     std::optional<std::string> search;  // case-insensitive substring
     std::optional<UnixMs> start;        // created on or after
     std::optional<UnixMs> end;          // created on or before
+    // Emails and envelopes only: the email's status is one of these (none: any status),
+    // and it carries every one of these tags (a tag filter is answered from an index of
+    // the tags, not by reading every email of the account).
+    std::vector<domain::EmailStatus> statuses;
+    std::vector<Tag> tags;
 };
 
 // ---- inbound mail ----

@@ -40,7 +40,7 @@ def test_each_authenticated_request_is_logged(server):
 def test_pagination_sorting_and_filters(server):
     key = server.account_with_key("acme")
     for i in range(23):
-        server.get(f"/v1/logs?limit=1&i={i}", key=key)
+        server.get(f"/v1/logs?limit=1&page={i + 1}", key=key)
     for _ in range(4):
         server.request("POST", "/v1/logs", key=key)  # 405
     wait_for(lambda: log_total(server, key) >= 27, what="27 entries")
@@ -53,11 +53,11 @@ def test_pagination_sorting_and_filters(server):
     assert p == {"page": 1, "limit": 10, "total": total,
                  "total_pages": (total + 9) // 10, "has_more": True}
     assert len(r["data"]) == 10
-    assert r["data"][0]["url"] == "/v1/logs?limit=1&i=0"
-    assert r["data"][1]["url"] == "/v1/logs?limit=1&i=1"
+    assert r["data"][0]["url"] == "/v1/logs?limit=1&page=1"
+    assert r["data"][1]["url"] == "/v1/logs?limit=1&page=2"
 
     page3 = server.get("/v1/logs?limit=10&page=3&sortOrder=asc&status=200", key=key).json()
-    assert page3["data"][0]["url"] == "/v1/logs?limit=1&i=20"
+    assert page3["data"][0]["url"] == "/v1/logs?limit=1&page=21"
     beyond = server.get(f"/v1/logs?limit=10&page={p['total_pages'] + 1}&status=200",
                         key=key).json()
     assert beyond["data"] == [] and beyond["pagination"]["has_more"] is False

@@ -28,7 +28,8 @@ SENDER = "mail.example.com"
 COUNT_LINE = re.compile(r"^([a-z_]+)\s+(\d+)\s+(\d+)(\s+differs)?$")
 TABLES = ["accounts", "api_keys", "domains", "dkim_keys", "emails", "recipients",
           "suppressions", "idempotency_keys", "events", "webhooks", "webhook_deliveries",
-          "webhook_attempts", "request_logs", "inbound_emails", "inbound_attachments"]
+          "webhook_attempts", "request_logs", "inbound_emails", "inbound_attachments",
+          "email_tags"]
 
 
 def counts_of(stdout: str) -> dict[str, tuple[int, int]]:
@@ -112,9 +113,11 @@ def test_a_sqlite_install_moves_to_postgresql(tmp_path, posthorn_factory, dns, w
         assert old.request("PATCH", f"/v1/domains/{domain['id']}", key=key,
                            body={"config": {"inbound": True}}).status == 200
         delivered = [send(old, key, "Ann <ann@accept.example.net>", "first",
-                          cc="cc@accept.example.net"),
+                          cc="cc@accept.example.net", tags=[{"name": "batch", "value": "b1"}],
+                          metadata={"order": 7}),
                      send(old, key, "bob@accept.example.net", "second")]
-        deferred = send(old, key, "dan@defer.example.net", "deferred")
+        deferred = send(old, key, "dan@defer.example.net", "deferred",
+                        tags=[{"name": "batch", "value": "b1"}, {"name": "moved", "value": "yes"}])
         for em in delivered:
             wait_for(lambda: email(old, key, em)["status"] == "DELIVERED", timeout=20,
                      what=f"{em} delivered")
@@ -134,6 +137,7 @@ def test_a_sqlite_install_moves_to_postgresql(tmp_path, posthorn_factory, dns, w
                        for e in listed(old, key, "/v1/email?limit=100")["data"]},
             "first": email(old, key, delivered[0]),
             "search": [e["id"] for e in listed(old, key, "/v1/email?search=bob@accept")["data"]],
+            "tagged": [e["id"] for e in listed(old, key, "/v1/email?tag=batch:b1")["data"]],
             "domain": listed(old, key, f"/v1/domains/{domain['id']}"),
             "inbound": listed(old, key, "/v1/emails/inbound")["data"],
             "attempts": attempts_of(old, key, wh["id"]),
@@ -161,6 +165,7 @@ def test_a_sqlite_install_moves_to_postgresql(tmp_path, posthorn_factory, dns, w
         assert counts["accounts"] == (1, 1) and counts["emails"] == (3, 3)
         assert counts["recipients"] == (4, 4) and counts["inbound_emails"] == (1, 1)
         assert counts["webhooks"] == (1, 1) and counts["dkim_keys"][0] >= 1
+        assert counts["email_tags"] == (3, 3)
         assert counts["webhook_attempts"][0] >= 6 and counts["request_logs"][0] >= len(logs_before)
         assert "every count matches" in copied.stdout
         assert rows_in(target) == {t: n for t, (_, n) in counts.items()}
@@ -189,6 +194,10 @@ def test_a_sqlite_install_moves_to_postgresql(tmp_path, posthorn_factory, dns, w
         assert email(new, key, delivered[0]) == before["first"]
         assert [e["id"] for e in listed(new, key, "/v1/email?search=bob@accept")["data"]] == \
             before["search"]
+        assert before["first"]["tags"] == [{"name": "batch", "value": "b1"}]
+        assert before["tagged"] == [deferred, delivered[0]]
+        assert [e["id"] for e in listed(new, key, "/v1/email?tag=batch:b1")["data"]] == \
+            before["tagged"]
         assert listed(new, key, f"/v1/domains/{domain['id']}") == before["domain"]
         assert new.cli("dns", "zone").stdout == before["zone"]
         assert listed(new, key, "/v1/emails/inbound")["data"] == before["inbound"]
@@ -201,6 +210,8 @@ def test_a_sqlite_install_moves_to_postgresql(tmp_path, posthorn_factory, dns, w
             return calls if len(calls) >= 2 else None
         calls = wait_for(deferred_calls, timeout=20, what="the deferred email's webhook calls")
         assert sorted(c.json()["type"] for c in calls) == ["email.delivered", "email.sent"]
+        assert all(c.json()["data"]["tags"] == [{"name": "batch", "value": "b1"},
+                                                {"name": "moved", "value": "yes"}] for c in calls)
         for call in calls:
             v = verify(wh["secret"], call)
             assert v.ok, v.error

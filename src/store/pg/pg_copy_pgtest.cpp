@@ -71,6 +71,8 @@ std::string describe(const Email& e) {
         e.source, e.size_bytes, e.created_at, e.queued_at, e.sent_at.value_or(-1),
         e.delivered_at.value_or(-1), e.failed_at.value_or(-1), e.opened_at.value_or(-1),
         e.clicked_at.value_or(-1), e.recipients.size());
+    for (const auto& t : e.tags) out += " tag " + t.name + "=" + t.value;
+    out += " metadata " + e.metadata_json;
     for (const auto& r : e.recipients) out += "\n  " + describe(r);
     return out;
 }
@@ -257,6 +259,8 @@ Filled fill(Store& s) {
     // Fresh: three recipients never tried (SQLite keeps no next_attempt_at for them).
     auto fresh = contract::new_email(f.acme, f.domain, 3, kT0 + 20);
     fresh.email.subject = "Fresh news";
+    fresh.email.tags = {{.name = "campaign", .value = "spring"}, {.name = "tier", .value = "a"}};
+    fresh.email.metadata_json = R"({"order":42})";
     f.fresh = create(s, std::move(fresh));
     // Retried: tried once, one delivered, the other to be tried again ten minutes later.
     f.retried = create(s, contract::new_email(f.acme, f.domain, 2, kT0 + 30));
@@ -434,6 +438,7 @@ TEST_F(PgCopyTest, EveryTableArrivesAndCountsMatch) {
     EXPECT_EQ(counts["api_keys"], 2);
     EXPECT_EQ(counts["dkim_keys"], 2);
     EXPECT_EQ(counts["emails"], 5);
+    EXPECT_EQ(counts["email_tags"], 2);  // the fresh email's
     EXPECT_EQ(counts["recipients"], 9);
     EXPECT_EQ(counts["suppressions"], 1);
     EXPECT_EQ(counts["idempotency_keys"], 1);
@@ -493,6 +498,14 @@ TEST_F(PgCopyTest, ThePostgresStoreAnswersWhatTheSqliteStoreAnswered) {
                 if (!search.empty()) q.search = search;
                 return describe(ok(run(s.list_emails(q)), "list_emails"));
             });
+    expect_same("by tag", [&](Store& s) {
+        SearchQuery q{.account_id = f.acme.id, .tags = {{.name = "tier", .value = "a"}}};
+        return describe(ok(run(s.list_emails(q)), "list_emails"));
+    });
+    expect_same("by status", [&](Store& s) {
+        SearchQuery q{.account_id = f.acme.id, .statuses = {domain::EmailStatus::queued}};
+        return describe(ok(run(s.list_emails(q)), "list_emails"));
+    });
     expect_same("envelopes", [&](Store& s) {
         SearchQuery q{.account_id = f.acme.id, .sort_by = "subject", .search = "hello"};
         return describe(ok(run(s.list_envelopes(q)), "list_envelopes"));
@@ -527,6 +540,12 @@ TEST_F(PgCopyTest, ThePostgresStoreAnswersWhatTheSqliteStoreAnswered) {
     ASSERT_EQ(found.total, 1);
     EXPECT_EQ(found.items.at(0).id, f.fresh);
     EXPECT_EQ(ok(run(pg->list_emails({.account_id = f.acme.id})), "list").total, 5);
+    auto tagged = ok(run(pg->list_emails({.account_id = f.acme.id,
+                                          .tags = {{.name = "campaign", .value = "spring"}}})),
+                     "by tag");
+    ASSERT_EQ(tagged.total, 1);
+    EXPECT_EQ(tagged.items.at(0).id, f.fresh);
+    EXPECT_EQ(tagged.items.at(0).metadata_json, R"({"order":42})");
     EXPECT_EQ(ok(run(pg->list_logs({.account_id = f.acme.id})), "logs").total, 2);
     EXPECT_EQ(ok(run(pg->list_webhook_attempts(f.acme.id, f.hook.id, 1, 20)), "a").total, 1);
     auto key = ok(run(pg->find_api_key("hash-two")), "revoked key");

@@ -1,6 +1,7 @@
 // PgStore: emails (with their envelopes), recipients, raw messages and idempotency keys; the
 // lists of emails and envelopes.
 #include "core/id.hpp"
+#include "store/detail/tag_codec.hpp"
 #include "store/pg/detail/impl.hpp"
 
 namespace posthorn::store::pg {
@@ -11,7 +12,7 @@ constexpr const char* kEmailColumns =
     "coalesce(e.from_name, ''), e.to_display, e.subject, e.message_id, e.return_token, "
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
     "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, e.envelope_id, "
-    "coalesce(e.api_key_id, '')";
+    "coalesce(e.api_key_id, ''), coalesce(e.tags, ''), coalesce(e.metadata, '')";
 
 Email read_email(const Row& r) {
     return Email{.id = r.text(0),
@@ -36,7 +37,9 @@ Email read_email(const Row& r) {
                  .delivered_at = r.opt_int64(17),
                  .failed_at = r.opt_int64(18),
                  .opened_at = r.opt_int64(19),
-                 .clicked_at = r.opt_int64(20)};
+                 .clicked_at = r.opt_int64(20),
+                 .tags = store::detail::decode_tags(r.text(23)),
+                 .metadata_json = r.text(24)};
 }
 
 Result<std::optional<StoredResponse>> idempotent(Conn& c, const std::string& account_id,
@@ -113,16 +116,33 @@ Result<void> insert_email(Conn& c, const NewEmail& n) {
     p.add(n.total_recipients).add(e.created_at).add(e.queued_at).bytes(n.raw);
     p.texts(address).texts(domain_of).texts(type).texts(status).int8s(due);
     p.add(e.api_key_id);
+    std::vector<std::string_view> tag_names, tag_values;
+    for (const auto& t : e.tags) {
+        tag_names.emplace_back(t.name);
+        tag_values.emplace_back(t.value);
+    }
+    const auto tags = store::detail::encode_tags(e.tags);  // viewed by `p`: kept until the run
+    if (e.tags.empty())
+        p.null(detail::Type::text);
+    else
+        p.add(tags);
+    if (e.metadata_json.empty())
+        p.null(detail::Type::text);
+    else
+        p.add(e.metadata_json);
+    p.texts(tag_names).texts(tag_values);
     // Pipelined (Conn::queue): nothing of it is read back, so the writer sends the next
     // send's statement without waiting for this one's answer.
     auto ec = c.queue(
         "WITH e AS (INSERT INTO emails (id, account_id, domain_id, envelope_id, status, "
         "from_email, from_name, to_display, subject, message_id, return_token, "
         "recipient_addresses, track_opens, track_clicks, source, size_bytes, total_recipients, "
-        "created_at, queued_at, updated_at, raw, api_key_id) VALUES ($1, $2, nullif($3, ''), $4, "
-        "$5, $6, nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $18, "
-        "$20, nullif($26, '')) "
-        "RETURNING id) "
+        "created_at, queued_at, updated_at, raw, api_key_id, tags, metadata) VALUES ($1, $2, "
+        "nullif($3, ''), $4, $5, $6, nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, $16, "
+        "$17, $18, $19, $18, $20, nullif($26, ''), $27, $28) RETURNING id), "
+        // Its tags (none: no row), in the same statement.
+        "t AS (INSERT INTO email_tags (account_id, name, value, email_id) SELECT $2, g.n, g.v, "
+        "e.id FROM e, unnest($29::text[], $30::text[]) AS g (n, v) ON CONFLICT DO NOTHING) "
         "INSERT INTO recipients (email_id, account_id, updated_at, address, domain, type, "
         "status, next_attempt_at) SELECT e.id, $2, $18, u.a, u.d, u.t, u.s, u.due FROM e, "
         "unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::int8[]) "
@@ -205,6 +225,17 @@ Filter search_filter(const SearchQuery& q, bool emails) {
                        "r.address ILIKE " +
                        pattern + "))";
     }
+    if (!q.statuses.empty()) {
+        f.where += " AND e.status IN (";
+        for (std::size_t i = 0; i < q.statuses.size(); ++i)
+            f.where += (i ? ", " : "") + p.arg(domain::name(q.statuses[i]));
+        f.where += ")";
+    }
+    // Each tag: the emails that carry it, a range of email_tags' key.
+    for (const auto& t : q.tags)
+        f.where += " AND e.id IN (SELECT g.email_id FROM email_tags g WHERE g.account_id = " +
+                   p.arg(q.account_id) + " AND g.name = " + p.arg(t.name) +
+                   " AND g.value = " + p.arg(t.value) + ")";
     // By time: in the order of the id. Ties of another column by id, in the same direction.
     std::string column;
     if (q.sort_by == "to_email" && emails) column = "to_display";

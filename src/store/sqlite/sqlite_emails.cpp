@@ -1,5 +1,6 @@
 // SqliteStore: emails (with their envelopes), recipients, raw messages and idempotency keys.
 #include "core/id.hpp"
+#include "store/detail/tag_codec.hpp"
 #include "store/sqlite/detail/impl.hpp"
 #include "store/sqlite/detail/indexed_list.hpp"
 
@@ -11,7 +12,10 @@ constexpr const char* kEmailColumns =
     "COALESCE(e.from_name, ''), e.to_display, e.subject, e.message_id, e.return_token, "
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
     "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, "
-    "COALESCE(e.envelope_id, ''), COALESCE(e.api_key_id, '')";
+    "COALESCE(e.envelope_id, ''), COALESCE(e.api_key_id, ''), COALESCE(e.tags, ''), "
+    "COALESCE(e.metadata, '')";
+// The columns after kEmailColumns' (the range of the email's recipients: email_where).
+constexpr int kAfterEmail = 25;
 
 Email read_email(const Stmt& s) {
     return Email{.id = s.text(0),
@@ -36,7 +40,9 @@ Email read_email(const Stmt& s) {
                  .delivered_at = s.opt_int64(17),
                  .failed_at = s.opt_int64(18),
                  .opened_at = s.opt_int64(19),
-                 .clicked_at = s.opt_int64(20)};
+                 .clicked_at = s.opt_int64(20),
+                 .tags = store::detail::decode_tags(s.view(23)),
+                 .metadata_json = s.text(24)};
 }
 
 Result<std::optional<StoredResponse>> idempotent(Db& db, const std::string& account_id,
@@ -87,9 +93,9 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
         "INSERT INTO emails (id, account_id, domain_id, status, from_email, from_name, "
         "to_display, subject, message_id, return_token, track_opens, track_clicks, source, "
         "size_bytes, created_at, queued_at, updated_at, envelope_id, total_recipients, body_id, "
-        "first_recipient_id, last_recipient_id, api_key_id) "
+        "first_recipient_id, last_recipient_id, api_key_id, tags, metadata) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15, "
-        "?17, ?18, ?19, ?20, ?21, ?22)");
+        "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)");
     if (!s) return s.error();
     // The text is bound without a copy: `n` outlives the statement's run.
     auto r = s->bind_ref(1, e.id)
@@ -114,8 +120,25 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                  .bind(20, n.recipients.empty() ? std::optional<std::int64_t>{} : first_recipient)
                  .bind(21, n.recipients.empty() ? std::optional<std::int64_t>{} : last_recipient)
                  .bind(22, e.api_key_id.empty() ? std::optional<std::string>{} : e.api_key_id)
+                 .bind(23, e.tags.empty() ? std::optional<std::string>{}
+                                          : std::optional(store::detail::encode_tags(e.tags)))
+                 .bind(24, e.metadata_json.empty() ? std::optional<std::string>{}
+                                                   : std::optional(e.metadata_json))
                  .run();
     if (!r) return r;
+    for (const auto& t : e.tags) {
+        auto ts = db.prepare(
+            "INSERT OR IGNORE INTO email_tags (account_id, name, value, email_id) "
+            "VALUES (?1, ?2, ?3, ?4)");
+        if (!ts) return ts.error();
+        if (auto tr = ts->bind_ref(1, e.account_id)
+                          .bind_ref(2, t.name)
+                          .bind_ref(3, t.value)
+                          .bind_ref(4, e.id)
+                          .run();
+            !tr)
+            return tr;
+    }
     // The account's count (migration 014), which a list without a filter answers.
     auto count = db.prepare(
         "INSERT INTO email_counts (account_id, n) VALUES (?1, 1) "
@@ -165,6 +188,20 @@ Filter search_filter(const SearchQuery& q, bool emails) {
                 "COALESCE(e.from_name, '') LIKE ?4 ESCAPE '\\' OR e.envelope_id LIKE ?4 ESCAPE "
                 "'\\')";
     }
+    // Statuses and tags: parameters from ?10 on (bind_filter), statuses first.
+    int n = 10;
+    if (!q.statuses.empty()) {
+        f.where += " AND e.status IN (";
+        for (std::size_t i = 0; i < q.statuses.size(); ++i)
+            f.where += (i ? ", ?" : "?") + std::to_string(n++);
+        f.where += ")";
+    }
+    // Each tag: the emails that carry it, a range of email_tags' key.
+    for (std::size_t i = 0; i < q.tags.size(); ++i, n += 2)
+        f.where +=
+            " AND e.id IN (SELECT t.email_id FROM email_tags t WHERE t.account_id = ?1 "
+            "AND t.name = ?" +
+            std::to_string(n) + " AND t.value = ?" + std::to_string(n + 1) + ")";
     // By time: in the order of the key (an email's and its envelope's ids are made together).
     std::string column;
     if (q.sort_by == "to_email" && emails) column = "to_display";
@@ -181,6 +218,12 @@ void bind_filter(Stmt& s, const SearchQuery& q) {
     if (q.start) s.bind(2, *q.start).bind(7, first_id_at("em_", *q.start));
     if (q.end) s.bind(3, *q.end).bind(8, first_id_at("em_", *q.end + 1));
     if (q.search) s.bind(4, detail::like_pattern(*q.search));
+    int n = 10;
+    for (const auto st : q.statuses) s.bind(n++, std::string(domain::name(st)));
+    for (const auto& t : q.tags) {
+        s.bind(n++, t.name);
+        s.bind(n++, t.value);
+    }
 }
 
 template <class T, class Read>
@@ -190,7 +233,8 @@ Result<Page<T>> search(Db& db, const SearchQuery& q, const std::string& select,
     Page<T> page;
     {
         // Without a filter, the account's kept count (migration 014); otherwise counted.
-        const bool unfiltered = !q.search && !q.start && !q.end;
+        const bool unfiltered =
+            !q.search && !q.start && !q.end && q.statuses.empty() && q.tags.empty();
         auto c = db.prepare(unfiltered ? std::string("SELECT COALESCE((SELECT n FROM email_counts "
                                                      "WHERE account_id = ?1), 0)")
                                        : "SELECT COUNT(*) " + from + f.where);
@@ -287,7 +331,9 @@ constexpr std::int64_t kDeepOffset = 2000;
 // Whether `q` is answered by the index, in the order of time: a search it can answer (three
 // characters or more), a date bound (counted in the index's narrow rows) or a deep page.
 bool by_index(const SearchQuery& q, bool indexed) {
-    if (!indexed || q.sort_by != "created_at") return false;
+    // A status or a tag filter: the index of documents knows neither.
+    if (!indexed || q.sort_by != "created_at" || !q.statuses.empty() || !q.tags.empty())
+        return false;
     if (q.search) return detail::indexable(*q.search);
     return q.start || q.end || (q.page - 1) * q.limit > kDeepOffset;
 }
@@ -357,7 +403,7 @@ Result<Email> email_where(Db& db, const char* where, const std::string& a, const
         "tls_verified, tls_failure, held_at "
         "FROM recipients WHERE id BETWEEN ?1 AND ?2 AND email_id = ?3 ORDER BY id");
     if (!r) return r.error();
-    r->bind(1, s->opt_int64(23)).bind(2, s->opt_int64(24)).bind_ref(3, e.id);
+    r->bind(1, s->opt_int64(kAfterEmail)).bind(2, s->opt_int64(kAfterEmail + 1)).bind_ref(3, e.id);
     for (;;) {
         auto rrow = r->step();
         if (!rrow) return rrow.error();

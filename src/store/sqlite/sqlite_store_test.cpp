@@ -233,6 +233,34 @@ TEST_F(SqliteStoreTest, MigratesToLatestVersion) {
     sqlite3_close(db);
 }
 
+// Version 20: a tag filter of the email list (sqlite_emails.cpp, search_filter: an IN over
+// email_tags) is a range of email_tags' key, and the emails it names are looked up by theirs:
+// neither table is scanned, whatever the account holds.
+TEST_F(SqliteStoreTest, ATagFilterReadsTheTagsKeyNotEveryEmail) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "t.db").string().c_str(), &db), SQLITE_OK);
+    std::string plan;
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(
+                  db,
+                  "EXPLAIN QUERY PLAN SELECT e.id FROM emails e WHERE e.account_id = ?1 AND "
+                  "e.id IN (SELECT t.email_id FROM email_tags t WHERE t.account_id = ?1 AND "
+                  "t.name = ?10 AND t.value = ?11) ORDER BY e.id DESC LIMIT ?5 OFFSET ?6",
+                  -1, &st, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        plan += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 3))) + "\n";
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    EXPECT_NE(plan.find("SEARCH t USING PRIMARY KEY (account_id=? AND name=? AND value=?)"),
+              std::string::npos)
+        << plan;
+    EXPECT_NE(plan.find("SEARCH e USING PRIMARY KEY (account_id=? AND id=?)"), std::string::npos)
+        << plan;
+    EXPECT_EQ(plan.find("SCAN"), std::string::npos) << plan;
+}
+
 // Version 13 takes the product's rules out of the schema: the trigger that fanned events out
 // to webhooks is gone (the events a version-12 database holds were fanned out by it, so the
 // router starts after them), the suppressions of bounces are hard bounces, and a bounce
