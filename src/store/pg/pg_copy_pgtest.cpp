@@ -429,9 +429,10 @@ TEST_F(PgCopyTest, EveryTableArrivesAndCountsMatch) {
     EXPECT_EQ(counts["recipients"], 9);
     EXPECT_EQ(counts["suppressions"], 1);
     EXPECT_EQ(counts["idempotency_keys"], 1);
-    // domain.verified, the retried email's email.sent, email.bounced, inbound.received;
-    // the hook hears of the first two (the inbound one is not routed yet).
-    EXPECT_EQ(counts["events"], 4);
+    // domain.verified, the retried email's email.sent, email.bounced and the suppression.added
+    // of its address, inbound.received; the hook hears of the first two (the inbound one is
+    // not routed yet).
+    EXPECT_EQ(counts["events"], 5);
     EXPECT_EQ(counts["webhook_deliveries"], 2);
     EXPECT_EQ(counts["webhook_attempts"], 1);
     EXPECT_EQ(counts["request_logs"], 3);
