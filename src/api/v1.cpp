@@ -13,6 +13,7 @@
 #include "api/keys.hpp"
 #include "api/logs.hpp"
 #include "api/queue.hpp"
+#include "api/suppressions.hpp"
 #include "api/tracking.hpp"
 #include "api/webhooks.hpp"
 #include "core/blocking.hpp"
@@ -102,6 +103,10 @@ struct V1::Impl {
         add("DELETE", "/v1/webhooks/{id}", &delete_webhook);
         add("GET", "/v1/webhooks/{id}/deliveries", &list_webhook_deliveries);
         add("GET", "/v1/queue", &get_queue);
+        add("GET", "/v1/suppressions", &list_suppressions);
+        add("POST", "/v1/suppressions", &add_suppression);
+        add("GET", "/v1/suppressions/{email}", &get_suppression);
+        add("DELETE", "/v1/suppressions/{email}", &remove_suppression);
     }
 
     void add(std::string method, std::string_view pattern, RouteFn fn,
