@@ -14,6 +14,7 @@
 #include "api/keys.hpp"
 #include "api/logs.hpp"
 #include "api/queue.hpp"
+#include "api/suppressions.hpp"
 #include "api/tracking.hpp"
 #include "api/webhooks.hpp"
 #include "core/blocking.hpp"
@@ -125,6 +126,11 @@ struct V1::Impl {
         add("POST", "/v1/api-keys", &create_api_key, kKeys);
         add("GET", "/v1/api-keys", &list_api_keys, kKeys);
         add("DELETE", "/v1/api-keys/{id}", &revoke_api_key, kKeys);
+        constexpr Access kSuppressions{.what = "manage the suppression list"};
+        add("GET", "/v1/suppressions", &list_suppressions, kSuppressions);
+        add("POST", "/v1/suppressions", &add_suppression, kSuppressions);
+        add("GET", "/v1/suppressions/{email}", &get_suppression, kSuppressions);
+        add("DELETE", "/v1/suppressions/{email}", &remove_suppression, kSuppressions);
     }
 
     void add(std::string method, std::string_view pattern, RouteFn fn, Access access = {},

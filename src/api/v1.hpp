@@ -39,7 +39,7 @@ struct SendingPolicy {
     std::int64_t max_attachment_bytes = 26214400;
 };
 
-// What the front doors need. The stores: the HTTP handlers use these seven; SMTP submission
+// What the front doors need. The stores: the HTTP handlers use these eight; SMTP submission
 // accounts (keys), domains and emails; the inbound door inbound and emails. None of them
 // claims from the queue or changes it (the queue is delivery's: api never calls it,
 // CONVENTIONS §1); GET /v1/queue reads the account's part of it (QueueViewStore).
@@ -51,6 +51,7 @@ struct Deps {
     store::InboundStore& inbound;
     store::WebhookStore& webhooks;
     store::QueueViewStore& queue;
+    store::SuppressionStore& suppressions;
     const store::StoreHealth& store_health;  // GET /healthz
     const core::Clock& clock;
     dns::Resolver& resolver;

@@ -284,6 +284,7 @@ int serve(const Config& config) {
                    .inbound = stores,
                    .webhooks = stores,
                    .queue = stores,
+                   .suppressions = stores,
                    .store_health = stores,
                    .clock = clock,
                    .resolver = **resolver,

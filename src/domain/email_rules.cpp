@@ -77,11 +77,12 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
             // held ends in a retry that waits for the release); a final one is in no queue.
             .held_at = is_final(r.status) ? std::nullopt : r.held_at});
         if (o.suppress)
-            change.suppressions.push_back(Suppression{.account_id = email.account_id,
-                                                      .address = core::ascii_lower(r.address),
-                                                      .reason = *o.suppress,
-                                                      .email_id = email.id,
-                                                      .created_at = at});
+            change.suppressions.push_back(
+                suppression_added(Suppression{.account_id = email.account_id,
+                                              .address = core::ascii_lower(r.address),
+                                              .reason = *o.suppress,
+                                              .email_id = email.id,
+                                              .created_at = at}));
         const auto index = static_cast<std::size_t>(it - recipients.begin());
         if (std::find(about.begin(), about.end(), index) == about.end()) about.push_back(index);
         if (first_deferral && std::find(delayed.begin(), delayed.end(), index) == delayed.end())

@@ -44,11 +44,12 @@ EmailStatus email_status(const std::vector<Recipient>& recipients, bool any_sent
 // What `outcomes` do to `email` (which holds all of its recipients): each named recipient
 // takes its outcome (one not of the email is ignored); the email takes its status, sent_at
 // when the message first went out, delivered_at when it becomes DELIVERED, failed_at when
-// it first fails, bounces or is blocked; suppressions for the outcomes that ask for them;
+// it first fails, bounces or is blocked; suppressions for the outcomes that ask for them,
+// each with its suppression.added event (written only if the address is not suppressed yet);
 // and the events: email.sent when the message first went out, email.delivery_delayed
 // (about those recipients only) when a recipient's first attempt left it queued for a
-// retry, and email.<status> when the status changes to a final one. nullopt when no recipient of
-// the email is named and there is no complaint.
+// retry, and email.<status> when the status changes to a final one. nullopt when no
+// recipient of the email is named and there is no complaint.
 std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& outcomes);
 
 enum class Engagement { open, click };

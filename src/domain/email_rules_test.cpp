@@ -115,9 +115,22 @@ TEST(ApplyOutcomes, AHardBounceSuppressesAndItsClassificationGoesInThePayload) {
     EXPECT_FALSE(c->sent_at);
     EXPECT_EQ(kinds(*c), std::vector<EventKind>{EventKind::email_bounced});
     ASSERT_EQ(c->suppressions.size(), 1u);
-    EXPECT_EQ(c->suppressions[0].address, "gone@x.test");  // lower-case
-    EXPECT_EQ(c->suppressions[0].reason, SuppressionReason::hard_bounce);
-    EXPECT_EQ(c->suppressions[0].email_id, "em_1");
+    const auto& s = c->suppressions[0].entry;
+    EXPECT_EQ(s.address, "gone@x.test");  // lower-case
+    EXPECT_EQ(s.reason, SuppressionReason::hard_bounce);
+    EXPECT_EQ(s.email_id, "em_1");
+    EXPECT_EQ(s.created_at, 50);
+    // Its suppression.added goes with it (written only if the address is new to the list),
+    // not among the email's own events.
+    const auto& added = c->suppressions[0].event;
+    EXPECT_EQ(added.kind, EventKind::suppression_added);
+    EXPECT_EQ(added.account_id, e.account_id);
+    EXPECT_EQ(added.email_id, "em_1");
+    EXPECT_EQ(added.created_at, 50);
+    const auto sup = json::parse(added.data_json).as_object();
+    EXPECT_EQ(sup.at("email").as_string(), "gone@x.test");
+    EXPECT_EQ(sup.at("reason").as_string(), "hard_bounce");
+    EXPECT_EQ(sup.at("email_id").as_string(), "em_1");
     ASSERT_TRUE(c->recipients[0].bounce);
     EXPECT_EQ(c->recipients[0].bounce->type, BounceType::hard);
     const auto data = json::parse(c->events[0].data_json).as_object();
@@ -252,7 +265,8 @@ TEST(Complaints, NamedRecipientsOrTheToRecipientsComplain) {
     ASSERT_TRUE(c);
     EXPECT_EQ(c->status, EmailStatus::complained);
     EXPECT_EQ(kinds(*c), std::vector<EventKind>{EventKind::email_complained});
-    EXPECT_EQ(c->suppressions.at(0).reason, SuppressionReason::complaint);
+    EXPECT_EQ(c->suppressions.at(0).entry.reason, SuppressionReason::complaint);
+    EXPECT_EQ(c->suppressions.at(0).event.kind, EventKind::suppression_added);
     // not-spam is no complaint.
     o = complaint_outcomes(e, {}, "not-spam", 10);
     EXPECT_FALSE(o.complaint);

@@ -141,6 +141,40 @@ std::string inbound_event_data(const InboundSummary& m) {
     return out;
 }
 
+std::string suppression_data(const Suppression& s) {
+    std::string out = "{\"email\":";
+    append_json_string(out, s.address);
+    out += ",\"reason\":";
+    append_json_string(out, name(s.reason));
+    out += ",\"email_id\":";
+    if (s.email_id.empty())
+        out += "null";
+    else
+        append_json_string(out, s.email_id);
+    out += ",\"created_at\":";
+    append_json_string(out, format_iso8601(s.created_at));
+    out += '}';
+    return out;
+}
+
+namespace {
+std::optional<std::string> cause_of(const Suppression& s) {
+    if (s.email_id.empty()) return std::nullopt;
+    return s.email_id;
+}
+}  // namespace
+
+SuppressionAdd suppression_added(Suppression s) {
+    auto event = make_event(EventKind::suppression_added, s.account_id, cause_of(s),
+                            suppression_data(s), s.created_at);
+    return SuppressionAdd{.entry = std::move(s), .event = std::move(event)};
+}
+
+Event suppression_removed(const Suppression& s, UnixMs at) {
+    return make_event(EventKind::suppression_removed, s.account_id, cause_of(s),
+                      suppression_data(s), at);
+}
+
 std::string event_body(EventKind kind, UnixMs created_at, std::string_view data_json) {
     std::string body = "{\"type\":";
     append_json_string(body, name(kind));

@@ -47,6 +47,20 @@ struct InboundSummary {
 };
 std::string inbound_event_data(const InboundSummary& m);
 
+// The data of suppression.added and suppression.removed: the entry as GET
+// /v1/suppressions/{email} shows it —
+//   {"email":…,"reason":…,"email_id":…|null,"created_at":…}
+// (created_at: when the address was suppressed; for a removal the event's own time says when
+// it was removed).
+std::string suppression_data(const Suppression& s);
+
+// The addition of `s` to the suppression list, with its suppression.added event (at the
+// entry's created_at; about the email that caused it, if any).
+SuppressionAdd suppression_added(Suppression s);
+
+// The suppression.removed event of the entry `s`, removed at `at`.
+Event suppression_removed(const Suppression& s, UnixMs at);
+
 // The body a webhook is sent: {"type":…,"timestamp":…,"created_at":…,"data":…} (the
 // two times are the same: the event's).
 std::string event_body(EventKind kind, UnixMs created_at, std::string_view data_json);

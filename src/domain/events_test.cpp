@@ -34,6 +34,35 @@ TEST(Vocabulary, EveryValueHasOneNameThatReadsBack) {
     EXPECT_EQ(from_name<EventKind>("email.nope"), std::nullopt);
 }
 
+TEST(Events, ASuppressionIsToldAsGetSuppressionShowsIt) {
+    const Suppression manual{.account_id = "acc_1",
+                             .address = "a\"b@x.test",
+                             .reason = SuppressionReason::manual,
+                             .created_at = 1'800'000'000'123};
+    const auto added = suppression_added(manual);
+    EXPECT_EQ(added.entry, manual);
+    EXPECT_EQ(added.event.kind, EventKind::suppression_added);
+    EXPECT_EQ(added.event.account_id, "acc_1");
+    EXPECT_EQ(added.event.email_id, std::nullopt);  // about no email
+    EXPECT_EQ(added.event.created_at, manual.created_at);
+    EXPECT_EQ(json::parse(added.event.data_json),
+              json::parse(R"({"email":"a\"b@x.test","reason":"manual","email_id":null,)"
+                          R"("created_at":"2027-01-15T08:00:00.123Z"})"));
+
+    Suppression bounced = manual;
+    bounced.reason = SuppressionReason::hard_bounce;
+    bounced.email_id = "em_9";
+    const auto removed = suppression_removed(bounced, 1'800'000'100'000);
+    EXPECT_EQ(removed.kind, EventKind::suppression_removed);
+    EXPECT_EQ(removed.email_id, "em_9");
+    EXPECT_EQ(removed.created_at, 1'800'000'100'000);  // when it was removed
+    const auto data = json::parse(removed.data_json).as_object();
+    EXPECT_EQ(data.at("reason").as_string(), "hard_bounce");
+    EXPECT_EQ(data.at("email_id").as_string(), "em_9");
+    EXPECT_EQ(data.at("created_at").as_string(), "2027-01-15T08:00:00.123Z");  // when added
+    EXPECT_EQ(name(EventKind::suppression_removed), "suppression.removed");
+}
+
 TEST(Events, FinalStatusesRaiseTheirOwnKind) {
     EXPECT_EQ(event_for(EmailStatus::delivered), EventKind::email_delivered);
     EXPECT_EQ(event_for(EmailStatus::bounced), EventKind::email_bounced);

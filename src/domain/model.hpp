@@ -117,8 +117,17 @@ struct Suppression {
     std::string account_id;
     std::string address;  // lower-case
     SuppressionReason reason = SuppressionReason::hard_bounce;
-    std::string email_id;  // the email that caused it, if any
+    std::string email_id;  // the email that caused it; "" when none (added over the API)
     UnixMs created_at = 0;
+    bool operator==(const Suppression&) const = default;
+};
+
+// An address to put on the suppression list, with the event its addition raises
+// (suppression.added, events.hpp). A store writes both, or neither when the account
+// suppresses the address already: the entry it has stays as it is, and nothing is raised.
+struct SuppressionAdd {
+    Suppression entry;
+    Event event;
 };
 
 // A recipient's new state: every field is written as it stands.
@@ -147,7 +156,7 @@ struct EmailChange {
     std::optional<UnixMs> clicked_at;
     UnixMs at = 0;  // the email's updated_at
     std::vector<RecipientChange> recipients;
-    std::vector<Suppression> suppressions;
+    std::vector<SuppressionAdd> suppressions;
     std::vector<Event> events;
 };
 

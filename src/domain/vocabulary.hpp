@@ -49,6 +49,8 @@ enum class EventKind : std::uint8_t {
     domain_verified,
     domain_failed,
     email_delivery_delayed,
+    suppression_added,
+    suppression_removed,
 };
 
 // Why a recipient was given up (delivery_policy.hpp): the address does not exist (`hard`);
@@ -73,10 +75,11 @@ inline constexpr std::array<std::string_view, 6> kRecipientStatusNames = {
     "QUEUED", "DELIVERED", "BOUNCED", "FAILED", "BLOCKED", "COMPLAINED"};
 inline constexpr std::array<std::string_view, 4> kDomainStatusNames = {"NOT_STARTED", "PENDING",
                                                                        "VERIFIED", "FAILED"};
-inline constexpr std::array<std::string_view, 12> kEventKindNames = {
-    "email.sent",       "email.delivered", "email.bounced",    "email.failed",
-    "email.opened",     "email.clicked",   "email.complained", "email.blocked",
-    "inbound.received", "domain.verified", "domain.failed",    "email.delivery_delayed"};
+inline constexpr std::array<std::string_view, 14> kEventKindNames = {
+    "email.sent",          "email.delivered",        "email.bounced",     "email.failed",
+    "email.opened",        "email.clicked",          "email.complained",  "email.blocked",
+    "inbound.received",    "domain.verified",        "domain.failed",     "email.delivery_delayed",
+    "suppression.added",   "suppression.removed"};
 inline constexpr std::array<std::string_view, 4> kBounceTypeNames = {"hard", "soft", "block",
                                                                      "undetermined"};
 inline constexpr std::array<std::string_view, 4> kSuppressionReasonNames = {

@@ -275,6 +275,31 @@ class WebhookStore {
     virtual void set_event_listener(std::function<void()> listener) = 0;
 };
 
+// An account's suppression list: the addresses it never sends to (domain::Suppression;
+// delivery's claim marks them, QueueStore::claim_due). Addresses are lower-case, as the
+// product writes them. The hard bounces and complaints of delivery join it through
+// EmailStore::change_email; these are the account's own reads and changes (the API).
+class SuppressionStore {
+  public:
+    virtual ~SuppressionStore() = default;
+    // The page `query` asks for, with the total of entries matching its filters.
+    virtual asio::awaitable<Result<Page<Suppression>>> list_suppressions(
+        SuppressionQuery query) = 0;
+    // errc::not_found when the account does not suppress `address`.
+    virtual asio::awaitable<Result<Suppression>> find_suppression(std::string account_id,
+                                                                  std::string address) = 0;
+    // Writes the entry and its event in one transaction, unless the account suppresses the
+    // address already: then nothing is written, and the entry it has comes back (added
+    // false). Once committed, claims mark the address.
+    virtual asio::awaitable<Result<SuppressionAdded>> add_suppression(SuppressionAdd add) = 0;
+    // Deletes the entry and writes the event `removal` makes of it, in one transaction;
+    // answers the entry as it was. errc::not_found when the account does not suppress
+    // `address` (nothing is written). Once committed, claims no longer mark the address.
+    virtual asio::awaitable<Result<Suppression>> remove_suppression(std::string account_id,
+                                                                    std::string address,
+                                                                    SuppressionRemoval removal) = 0;
+};
+
 // Periodic jobs that one node of several runs at a time (log retention, the domain
 // re-check): a job lease per job name.
 class JobLeaseStore {
@@ -319,6 +344,7 @@ class Store : public AccountStore,
               public QueueViewStore,
               public QueueAdminStore,
               public WebhookStore,
+              public SuppressionStore,
               public JobLeaseStore,
               public SendRateStore,
               public StoreHealth {

@@ -27,6 +27,7 @@ using domain::Recipient;
 using domain::RecipientChange;
 using domain::Suppression;
 using domain::Tag;
+using domain::SuppressionAdd;
 using domain::Webhook;
 
 struct Account {
@@ -318,6 +319,29 @@ struct SendCounts {
     std::int64_t total = 0;
     std::int64_t oldest_second = 0;
 };
+
+// ---- the suppression list ----
+
+// A page of an account's suppression list, by created_at (then address) in `order`.
+struct SuppressionQuery {
+    std::string account_id;
+    std::int64_t page = 1;
+    std::int64_t limit = 20;
+    SortOrder order = SortOrder::desc;
+    std::optional<std::string> search;  // a substring of the address (lower-case)
+    std::optional<domain::SuppressionReason> reason;
+};
+
+// What SuppressionStore::add_suppression found: the account's entry for the address, and
+// whether it is the one just added (false: it was there already, and stays as it was).
+struct SuppressionAdded {
+    Suppression entry;
+    bool added = false;
+};
+
+// The event the removal of an entry raises, made from the entry as it was
+// (SuppressionStore::remove_suppression; runs on the store's thread, as EmailDecision).
+using SuppressionRemoval = std::function<Event(const Suppression& removed)>;
 
 template <class T>
 struct Page {

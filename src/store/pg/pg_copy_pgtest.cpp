@@ -443,9 +443,10 @@ TEST_F(PgCopyTest, EveryTableArrivesAndCountsMatch) {
     EXPECT_EQ(counts["suppressions"], 1);
     EXPECT_EQ(counts["idempotency_keys"], 1);
     // domain.verified, the retried email's email.sent and email.delivery_delayed,
-    // email.bounced, inbound.received; the hook hears of the first two (it does not subscribe
-    // to the delay, and the inbound one is not routed yet).
-    EXPECT_EQ(counts["events"], 5);
+    // email.bounced and the suppression.added of its address, inbound.received; the hook
+    // hears of the first two (it does not subscribe to the others, and the inbound one is not
+    // routed yet).
+    EXPECT_EQ(counts["events"], 6);
     EXPECT_EQ(counts["webhook_deliveries"], 2);
     EXPECT_EQ(counts["webhook_attempts"], 1);
     EXPECT_EQ(counts["request_logs"], 3);

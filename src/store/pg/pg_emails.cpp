@@ -328,19 +328,8 @@ Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& 
             p);
         if (!r) return r.error();
     }
-    for (const auto& s : ch.suppressions) {
-        // An address the account suppresses already keeps its entry.
-        auto r = c.exec(
-            "INSERT INTO suppressions (account_id, address, reason, source_email_id, "
-            "created_at) VALUES ($1, $2, $3, nullif($4, ''), $5) ON CONFLICT DO NOTHING",
-            Params()
-                .add(s.account_id)
-                .add(s.address)
-                .add(domain::name(s.reason))
-                .add(s.email_id)
-                .add(s.created_at));
-        if (!r) return r.error();
-    }
+    for (const auto& s : ch.suppressions)
+        if (auto r = detail::insert_suppression(c, b, s); !r) return r.error();
     for (const auto& ev : ch.events)
         if (auto r = detail::insert_event(c, b, ev); !r) return r;
     return {};
@@ -403,7 +392,7 @@ asio::awaitable<Result<void>> PgStore::change_email(std::string account_id, std:
         const auto change = decide(*e);
         if (!change) return Result<bool>(false);
         if (auto w = write_change(c, b, *e, *change); !w) return detail::fail<bool>(w.error());
-        return Result<bool>(!change->events.empty());
+        return Result<bool>(!change->events.empty() || !change->suppressions.empty());
     };
     auto r = co_await impl_->writer.write<bool>(std::move(job));
     if (!r) co_return r.error();

@@ -159,7 +159,7 @@ Result<Changed> change_chunk(Conn& c, Batch& b, const QueueSelector& sel, UnixMs
         if (!change) continue;
         if (auto w = detail::write_change(c, b, *email, *change); !w) return w.error();
         changed.recipients += static_cast<std::int64_t>(change->recipients.size());
-        changed.events = changed.events || !change->events.empty();
+        changed.events = changed.events || !change->events.empty() || !change->suppressions.empty();
     }
     return changed;
 }

@@ -485,21 +485,8 @@ Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
                 .bind_ref(16, rc.tls->failure);
         if (auto r = s->run(); !r) return r;
     }
-    for (const auto& sup : c.suppressions) {
-        auto s = db.prepare(
-            "INSERT OR IGNORE INTO suppressions (account_id, address, reason, source_email_id, "
-            "created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
-        if (!s) return s.error();
-        if (auto r =
-                s->bind_ref(1, sup.account_id)
-                    .bind_ref(2, sup.address)
-                    .bind_ref(3, domain::name(sup.reason))
-                    .bind(4, sup.email_id.empty() ? std::optional<std::string>{} : sup.email_id)
-                    .bind(5, sup.created_at)
-                    .run();
-            !r)
-            return r;
-    }
+    for (const auto& sup : c.suppressions)
+        if (auto r = insert_suppression(db, sup); !r) return r.error();
     for (const auto& ev : c.events)
         if (auto r = insert_event(db, ev); !r) return r;
     return {};
@@ -534,7 +521,7 @@ asio::awaitable<Result<void>> SqliteStore::change_email(std::string account_id,
         if (!change) return R(false);
         if (auto w = write_change(db, *e, *change); !w)
             return R(boost::system::in_place_error, w.error());
-        return R(!change->events.empty());
+        return R(!change->events.empty() || !change->suppressions.empty());
     };
     auto r = co_await impl_->writer.write<bool>(std::move(job));
     if (!r) co_return r.error();

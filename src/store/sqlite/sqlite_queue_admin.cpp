@@ -214,7 +214,8 @@ asio::awaitable<Result<std::int64_t>> SqliteStore::change_queued(QueueSelector s
                 if (!change) continue;
                 if (auto w = detail::write_change(db, *e, *change); !w) return w.error();
                 changed.recipients += static_cast<std::int64_t>(change->recipients.size());
-                changed.events = changed.events || !change->events.empty();
+                changed.events =
+                    changed.events || !change->events.empty() || !change->suppressions.empty();
             }
             return changed;
         };

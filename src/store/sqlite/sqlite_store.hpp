@@ -129,6 +129,14 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<int>> route_events(int limit, EventRouter route) override;
     void set_event_listener(std::function<void()> listener) override;
 
+    asio::awaitable<Result<Page<Suppression>>> list_suppressions(SuppressionQuery query) override;
+    asio::awaitable<Result<Suppression>> find_suppression(std::string account_id,
+                                                          std::string address) override;
+    asio::awaitable<Result<SuppressionAdded>> add_suppression(SuppressionAdd add) override;
+    asio::awaitable<Result<Suppression>> remove_suppression(std::string account_id,
+                                                            std::string address,
+                                                            SuppressionRemoval removal) override;
+
     asio::awaitable<Result<bool>> take_job_lease(std::string job, std::string owner, UnixMs now,
                                                  UnixMs until) override;
 

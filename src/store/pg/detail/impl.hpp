@@ -84,6 +84,9 @@ Result<Email> email_where(Conn& c, const std::string& where, const Params& param
                           bool with_recipients, bool lock = false);
 // Writes what the rules made of `e`, as EmailStore::change_email does (pg_emails.cpp).
 Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& ch);
+// Adds the entry and writes its event, unless the account suppresses the address already
+// (then writes nothing); answers whether it added it (pg_suppressions.cpp).
+Result<bool> insert_suppression(Conn& c, Batch& b, const SuppressionAdd& add);
 
 // An error for a Result whose value type is bool (from which an error_code would convert).
 template <class T>

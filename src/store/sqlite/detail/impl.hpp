@@ -111,6 +111,9 @@ Result<Email> email_where(Db& db, const char* where, const std::string& a, const
                           bool with_recipients = true);
 // Writes what the rules made of `e`, as EmailStore::change_email does (sqlite_emails.cpp).
 Result<void> write_change(Db& db, const Email& e, const EmailChange& c);
+// Adds the entry and writes its event, unless the account suppresses the address already
+// (then writes nothing); answers whether it added it (sqlite_suppressions.cpp).
+Result<bool> insert_suppression(Db& db, const SuppressionAdd& add);
 
 }  // namespace detail
 
