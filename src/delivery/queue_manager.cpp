@@ -281,16 +281,16 @@ asio::awaitable<void> QueueManager::Impl::finish(const Job& job,
 
 asio::awaitable<std::variant<std::string, domain::AttemptResult>>
 QueueManager::Impl::signed_message(const store::QueuedEmail& e) {
-    const domain::AttemptResult unsigned_{.stage = Stage::data,
-                                          .trouble = domain::Trouble::local,
-                                          .text = "the message could not be DKIM-signed"};
+    const domain::AttemptResult not_signed{.stage = Stage::data,
+                                           .trouble = domain::Trouble::local,
+                                           .text = "the message could not be DKIM-signed"};
     auto it = dkim_keys.find(e.domain_id);
     if (it == dkim_keys.end()) {
         auto domain_id = e.domain_id;
         auto keys = co_await stores.domains.dkim_keys(std::move(domain_id));
         if (!keys) {
             log::error("delivery: reading the DKIM key of {}: {}", e.id, keys.error().message());
-            co_return unsigned_;
+            co_return not_signed;
         }
         const auto active =
             std::find_if(keys->begin(), keys->end(), [](const auto& k) { return k.active; });
@@ -308,12 +308,12 @@ QueueManager::Impl::signed_message(const store::QueuedEmail& e) {
                                 "dkim:" + k.domain_id + ":" + k.selector);
         if (!pem) {
             log::error("delivery: cannot unseal the DKIM key of {}", e.from_domain);
-            co_return unsigned_;
+            co_return not_signed;
         }
         auto parsed = crypto::PrivateKey::from_pem(*pem);
         if (!parsed) {
             log::error("delivery: the DKIM key of {} does not parse", e.from_domain);
-            co_return unsigned_;
+            co_return not_signed;
         }
         mail::DkimKey dk{.domain = e.from_domain, .selector = k.selector, .key = *parsed};
         it = dkim_keys.emplace(e.domain_id, std::move(dk)).first;
@@ -330,7 +330,7 @@ QueueManager::Impl::signed_message(const store::QueuedEmail& e) {
     }
     if (!raw) {
         log::error("delivery: reading the message of {}: {}", e.id, raw.error().message());
-        co_return unsigned_;
+        co_return not_signed;
     }
     mail::DkimKey key = it->second;  // shares the parsed key
     const auto now = clock.now_ms();
@@ -339,7 +339,7 @@ QueueManager::Impl::signed_message(const store::QueuedEmail& e) {
     };
     auto pool = blocking;
     auto signed_msg = co_await core::run_blocking(std::move(pool), std::move(sign));
-    if (!signed_msg) co_return unsigned_;
+    if (!signed_msg) co_return not_signed;
     co_return std::move(*signed_msg);
 }
 

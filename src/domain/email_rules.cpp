@@ -120,7 +120,7 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
         late.reserve(delayed.size());
         for (auto i : delayed) late.push_back(&recipients[i]);
         change.events.push_back(make_event(EventKind::email_delivery_delayed, email.account_id,
-                                           email.id, email_event_data(email.id, status, late), at));
+                                           email.id, email_event_data(email, status, late), at));
     }
     if (status != email.status && is_final(status)) raise(event_for(status));
     return change;

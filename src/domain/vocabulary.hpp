@@ -76,10 +76,10 @@ inline constexpr std::array<std::string_view, 6> kRecipientStatusNames = {
 inline constexpr std::array<std::string_view, 4> kDomainStatusNames = {"NOT_STARTED", "PENDING",
                                                                        "VERIFIED", "FAILED"};
 inline constexpr std::array<std::string_view, 14> kEventKindNames = {
-    "email.sent",          "email.delivered",        "email.bounced",     "email.failed",
-    "email.opened",        "email.clicked",          "email.complained",  "email.blocked",
-    "inbound.received",    "domain.verified",        "domain.failed",     "email.delivery_delayed",
-    "suppression.added",   "suppression.removed"};
+    "email.sent",        "email.delivered",    "email.bounced",    "email.failed",
+    "email.opened",      "email.clicked",      "email.complained", "email.blocked",
+    "inbound.received",  "domain.verified",    "domain.failed",    "email.delivery_delayed",
+    "suppression.added", "suppression.removed"};
 inline constexpr std::array<std::string_view, 4> kBounceTypeNames = {"hard", "soft", "block",
                                                                      "undetermined"};
 inline constexpr std::array<std::string_view, 4> kSuppressionReasonNames = {

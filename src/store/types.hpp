@@ -26,8 +26,8 @@ using domain::Event;
 using domain::Recipient;
 using domain::RecipientChange;
 using domain::Suppression;
-using domain::Tag;
 using domain::SuppressionAdd;
+using domain::Tag;
 using domain::Webhook;
 
 struct Account {

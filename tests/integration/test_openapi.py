@@ -138,6 +138,39 @@ def test_answers_match_the_document(posthorn_factory, dns):
     call("GET", f"/v1/webhooks/{wh['id']}", key=other, expect=404)
     call("DELETE", f"/v1/webhooks/{wh['id']}", key=key, expect=200)
 
+    # API keys, and what a sending key is refused.
+    made = call("POST", "/v1/api-keys", key=key,
+                body={"name": "shop", "permission": "sending", "domain": SENDER},
+                expect=201).json()
+    call("POST", "/v1/api-keys", key=key, body={"name": "x", "permission": "all"}, expect=400)
+    call("GET", "/v1/api-keys", key=key, expect=200)
+    call("GET", "/v1/domains", key=made["key"], expect=403)
+    call("POST", "/v1/emails", key=made["key"],
+         body={"from": "a@second.example.com", "to": "u@example.net", "subject": "x",
+               "text": "x"}, expect=403)
+    call("DELETE", f"/v1/api-keys/{made['id']}", key=key, expect=200)
+    call("DELETE", "/v1/api-keys/key_00000000000000000000000000", key=key, expect=404)
+
+    # Suppressions.
+    call("POST", "/v1/suppressions", key=key, body={"email": "gone@example.net"}, expect=200)
+    call("POST", "/v1/suppressions", key=key, body={"email": "gone@example.net"}, expect=409)
+    call("POST", "/v1/suppressions", key=key, body={"email": "nope"}, expect=400)
+    call("GET", "/v1/suppressions?reason=manual", key=key, expect=200)
+    call("GET", "/v1/suppressions?reason=bogus", key=key, expect=400)
+    call("GET", "/v1/suppressions/gone@example.net", key=key, expect=200)
+    call("DELETE", "/v1/suppressions/gone@example.net", key=key, expect=200)
+    call("GET", "/v1/suppressions/gone@example.net", key=key, expect=404)
+
+    # Tags and the email list's filters; a domain deleted.
+    call("POST", "/v1/emails", key=key,
+         body={"from": f"a@{SENDER}", "to": "u@example.net", "subject": "tagged", "text": "x",
+               "tags": [{"name": "kind", "value": "welcome"}], "metadata": {"user": 7}},
+         expect=200)
+    call("GET", "/v1/email?status=QUEUED,SENT&tag=kind:welcome", key=key, expect=200)
+    call("GET", "/v1/email?status=LOST", key=key, expect=400)
+    call("DELETE", f"/v1/domains/{d['id']}", key=key, expect=200)
+    call("DELETE", f"/v1/domains/{d['id']}", key=key, expect=404)
+
     assert domain["status"] == "VERIFIED"
     out = node_check(call.answers)
     assert out["ok"], "\n".join(out["errors"])

@@ -5,50 +5,20 @@ replays of one event's delivery or of every delivery given up since a time
 (POST /v1/webhooks/{id}/replay); the `email.delivery_delayed` event when a recipient is first
 deferred; and the payload's `timestamp`, next to `created_at`."""
 import datetime
-import re
 import time
 
-from support.domains import dns_env, verified_domain
+from support.domains import verified_domain
 from support.posthorn import free_port, wait_for
 from support.smtp_sink import Script, SmtpSink
 from support.webhook_receiver import verify
+# The helpers of the webhook tests (test files sit on pytest's path).
+from test_webhooks import ISO, SECRET, create, deliveries, error, start
 
 SENDER = "mail.example.com"
-ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]{32}$")
-DELIVERY_ENV = {"POSTHORN_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
-                "POSTHORN_WEBHOOKS_RETRY_SCHEDULE_S": "1,1,1"}
-
-
-def error(r, status=400, code="VALIDATION_ERROR") -> str:
-    assert r.status == status, r
-    e = r.json()
-    assert e["code"] == code and e["status"] == status, e
-    return e["message"]
-
-
-def create(ph, key, url, events=("domain.verified",)) -> dict:
-    r = ph.request("POST", "/v1/webhooks", key=key, body={"url": url, "events": list(events)})
-    assert r.status == 200, r
-    return r.json()
-
-
-def start(posthorn_factory, dns, **env):
-    ph = posthorn_factory(env={**dns_env(dns), **DELIVERY_ENV, **env}).start()
-    return ph, ph.account_with_key("acme")
 
 
 def iso_ms(text: str) -> float:
     return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
-
-
-def deliveries(ph, key, wh_id, n, timeout=20.0) -> list:
-    def enough():
-        r = ph.get(f"/v1/webhooks/{wh_id}/deliveries?limit=100", key=key)
-        assert r.status == 200, r
-        data = r.json()["data"]
-        return data if len(data) >= n else None
-    return wait_for(enough, timeout=timeout, what=f"{n} delivery attempts of {wh_id}")
 
 
 def test_a_rotated_secret_signs_with_the_old_one_for_a_day(posthorn_factory, dns,
