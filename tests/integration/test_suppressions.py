@@ -3,12 +3,10 @@ GET/DELETE /v1/suppressions/{email} — each endpoint, pages, search and the rea
 bad input refused with nothing changed, another account's entry 404; the events
 suppression.added (an API add, and a hard bounce through delivery) and suppression.removed
 reaching a real webhook receiver, signed; and the way back: a suppressed address is never
-attempted at a real SMTP sink (aiosmtpd), and once removed it is sent to and delivered."""
-import pathlib
+attempted at a real SMTP sink (aiosmtpd), and once removed it is sent to and delivered.
+The answers' shapes against docs/openapi.yaml are checked once, in test_openapi.py."""
 import re
 import time
-
-import yaml
 
 from support.domains import dns_env, verified_domain
 from support.posthorn import free_port, wait_for
@@ -18,79 +16,14 @@ from support.webhook_receiver import verify
 SENDER = "mail.example.com"
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 FIELDS = {"email", "reason", "email_id", "created_at"}
-SPEC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
 DELIVERY_ENV = {"POSTHORN_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
                 "POSTHORN_WEBHOOKS_RETRY_SCHEDULE_S": "1,1,1"}
-
-
-def check(schema, value, components, where="$"):
-    """The subset of JSON Schema that docs/openapi.yaml uses for these answers: $ref, type
-    (a name or a list, 'null' included), required, properties, additionalProperties: false,
-    items, enum, const, oneOf, minimum, maximum. Raises AssertionError naming the place."""
-    if "$ref" in schema:
-        schema = components["schemas"][schema["$ref"].rsplit("/", 1)[1]]
-    if "oneOf" in schema:
-        ok = 0
-        for option in schema["oneOf"]:
-            try:
-                check(option, value, components, where)
-                ok += 1
-            except AssertionError:
-                pass
-        assert ok == 1, f"{where}: {value!r} matches {ok} of oneOf"
-    kinds = {"string": str, "integer": int, "boolean": bool, "object": dict, "array": list,
-             "number": (int, float), "null": type(None)}
-    if "type" in schema:
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        assert any(isinstance(value, kinds[t]) and not (t == "integer" and isinstance(value, bool))
-                   for t in types), f"{where}: {value!r} is not {types}"
-    if "enum" in schema:
-        assert value in schema["enum"], f"{where}: {value!r} not in {schema['enum']}"
-    if "const" in schema:
-        assert value == schema["const"], f"{where}: {value!r} != {schema['const']!r}"
-    if "minimum" in schema:
-        assert value >= schema["minimum"], f"{where}: {value} < {schema['minimum']}"
-    if "maximum" in schema:
-        assert value <= schema["maximum"], f"{where}: {value} > {schema['maximum']}"
-    if isinstance(value, dict):
-        for name in schema.get("required", []):
-            assert name in value, f"{where}: {name} missing"
-        props = schema.get("properties", {})
-        for name, v in value.items():
-            if name in props:
-                check(props[name], v, components, f"{where}.{name}")
-            else:
-                assert schema.get("additionalProperties", True) is not False, \
-                    f"{where}: {name} not in the schema"
-    if isinstance(value, list) and "items" in schema:
-        for i, v in enumerate(value):
-            check(schema["items"], v, components, f"{where}[{i}]")
-
-
-def conforms(schema_name, value):
-    """The answer matches its schema in docs/openapi.yaml; answers it."""
-    components = yaml.safe_load(SPEC.read_text())["components"]
-    check({"$ref": f"#/components/schemas/{schema_name}"}, value, components)
-    return value
-
-
-def test_the_schema_check_can_fail():
-    good = {"email": "a@b.example", "reason": "manual", "email_id": None,
-            "created_at": "2026-11-27T12:10:30.998Z"}
-    conforms("Suppression", good)
-    for bad in ({**good, "reason": "bounce"}, {**good, "email_id": 1},
-                {k: v for k, v in good.items() if k != "created_at"}):
-        try:
-            conforms("Suppression", bad)
-        except AssertionError:
-            continue
-        raise AssertionError(f"accepted {bad}")
 
 
 def error(r, status=400, code="VALIDATION_ERROR") -> str:
     """Asserts the JSON error; answers its message."""
     assert r.status == status, r
-    e = conforms("Error", r.json())
+    e = r.json()
     assert e["code"] == code and e["status"] == status, e
     return e["message"]
 
@@ -105,7 +38,7 @@ def add(ph, key, email, reason=None):
 def listed(ph, key, query=""):
     r = ph.get("/v1/suppressions" + query, key=key)
     assert r.status == 200, r
-    return conforms("SuppressionList", r.json())
+    return r.json()
 
 
 def addresses(page) -> list[str]:
@@ -135,7 +68,7 @@ def test_add_get_list_delete(server):
 
     r = add(server, key, "Bob@Example.COM")
     assert r.status == 200, r
-    bob = conforms("Suppression", r.json())
+    bob = r.json()
     assert set(bob) == FIELDS, bob
     assert bob["email"] == "bob@example.com", "kept lower-cased, as delivery compares it"
     assert bob["reason"] == "manual", "the default reason"
@@ -161,7 +94,7 @@ def test_add_get_list_delete(server):
 
     r = server.request("DELETE", "/v1/suppressions/Bob@example.com", key=key)
     assert r.status == 200, r
-    assert conforms("SuppressionDeleted", r.json()) == {"email": "bob@example.com",
+    assert r.json() == {"email": "bob@example.com",
                                                         "deleted": True}
     assert error(server.get("/v1/suppressions/bob@example.com", key=key), 404, "NOT_FOUND")
     assert error(server.request("DELETE", "/v1/suppressions/bob@example.com", key=key),
@@ -309,8 +242,7 @@ def test_events_reach_a_webhook(posthorn_factory, dns, webhook_receiver):
         assert bounced["data"]["reason"] == "hard_bounce"
         assert bounced["data"]["email_id"] == em, "the email that caused it"
         assert ISO.match(bounced["data"]["created_at"])
-        entry = conforms("Suppression",
-                         ph.get("/v1/suppressions/gone@sink.example.net", key=key).json())
+        entry = ph.get("/v1/suppressions/gone@sink.example.net", key=key).json()
         assert entry == bounced["data"], "the event tells the entry as the API shows it"
         assert email_status(ph, key, em) == "BOUNCED"
 
