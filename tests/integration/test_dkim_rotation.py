@@ -164,3 +164,36 @@ def test_rotation_switches_only_once_the_zone_serves_the_new_key(posthorn_factor
         assert selector_of(again) == "ph2" and dkim_verifies(dns, again)
     finally:
         sink.stop()
+
+
+def test_keys_older_than_rotate_days_rotate_by_themselves(posthorn_factory, dns):
+    ph = posthorn_factory(env={**dns_env(dns), "POSTHORN_DKIM_ROTATE_DAYS": "1",
+                               "POSTHORN_DNS_PENDING_RECHECK_S": "1"}).start()
+    key = ph.account_with_key("acme")
+    old = verified_domain(ph, dns, key, SENDER)
+    young = verified_domain(ph, dns, key, "young.example.com")
+    before = zone_records(ph)
+    time.sleep(3)  # several passes of the job: keys made now are not a day old
+    assert ph.get(f"/v1/domains/{old['id']}", key=key).json()["dkim"]["rotation"] == "NONE"
+    # The active key of one domain made two days ago (as if it had been).
+    db = ph.db()
+    try:
+        db.execute("UPDATE dkim_keys SET created_at = created_at - 172800000 "
+                   "WHERE domain_id = ? AND selector = 'ph1'", (old["id"],))
+        db.commit()
+    finally:
+        db.close()
+
+    def rotating():
+        d = ph.get(f"/v1/domains/{old['id']}", key=key).json()
+        return d if d["dkim"]["rotation"] == "PENDING" else None
+    d = wait_for(rotating, timeout=20, what="the automatic rotation")
+    assert d["dkim"]["active_selector"] == "ph1" and d["dkim"]["pending_selector"] == "ph2"
+    assert "DKIM rotation of mail.example.com: key older than 1 days, new key for ph2" \
+        in ph.output()
+    ph2 = old["records"]["dkim"][1]["value"]
+    assert zone_records(ph)[ph2] != before[ph2], "its new key is in the zone"
+    time.sleep(2)
+    assert ph.get(f"/v1/domains/{young['id']}", key=key).json()["dkim"]["rotation"] == "NONE"
+    assert ph.get(f"/v1/domains/{old['id']}", key=key).json()["dkim"]["active_selector"] == \
+        "ph1", "the old key signs until dnsmasq serves the new one"
