@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "api/webhook_url.hpp"
+#include "core/text.hpp"
 #include "core/time.hpp"
+#include "domain/sending_domain.hpp"
 #include "domain/vocabulary.hpp"
 #include "mail/domain_name.hpp"
 
@@ -39,16 +41,40 @@ std::variant<std::vector<domain::EventKind>, BodyError> read_events(const json::
 
 }  // namespace
 
-std::variant<std::string, BodyError> read_domain_create(const json::value& body) {
+namespace {
+
+// tracking.label: a DNS label (domain::bad_tracking_label), taken in lower case.
+std::variant<std::string, BodyError> read_tracking_label(const json::value& v,
+                                                         std::string_view name) {
+    if (!v.is_string()) return error("tracking.label must be a string");
+    const auto label = core::ascii_lower(std::string(v.as_string()));
+    if (auto bad = domain::bad_tracking_label(label, name)) return error(*bad);
+    return label;
+}
+
+}  // namespace
+
+std::variant<DomainCreate, BodyError> read_domain_create(const json::value& body) {
     if (!body.is_object()) return error("body must be a JSON object");
     const auto& o = body.as_object();
     for (const auto& [k, v] : o)
-        if (k != "domain") return error("unknown field '" + std::string(k) + "'");
+        if (k != "domain" && k != "tracking")
+            return error("unknown field '" + std::string(k) + "'");
     const auto* field = o.if_contains("domain");
     if (!field || !field->is_string()) return error("domain is required and must be a string");
     auto name = mail::normalize_domain(std::string(field->as_string()));
     if (auto* bad = std::get_if<mail::BadDomain>(&name)) return error("domain: " + bad->reason);
-    return std::get<std::string>(std::move(name));
+    DomainCreate out{.name = std::get<std::string>(std::move(name))};
+    if (const auto* tracking = o.if_contains("tracking")) {
+        if (!tracking->is_object()) return error("tracking must be an object");
+        for (const auto& [k, v] : tracking->as_object()) {
+            if (k != "label") return error("unknown field 'tracking." + std::string(k) + "'");
+            auto label = read_tracking_label(v, out.name);
+            if (auto* bad = std::get_if<BodyError>(&label)) return *bad;
+            out.tracking_label = std::get<std::string>(std::move(label));
+        }
+    }
+    return out;
 }
 
 std::variant<store::DomainSettings, BodyError> read_domain_settings(const json::value& body) {
@@ -69,6 +95,12 @@ std::variant<store::DomainSettings, BodyError> read_domain_settings(const json::
             return error("unknown field '" + std::string(group) + "'");
         if (!value.is_object()) return error(std::string(group) + " must be an object");
         for (const auto& [key, v] : value.as_object()) {
+            if (group == "tracking" && key == "label") {
+                auto label = read_tracking_label(v, "");
+                if (auto* bad = std::get_if<BodyError>(&label)) return *bad;
+                st.tracking_label = std::get<std::string>(std::move(label));
+                continue;
+            }
             const Field* f = nullptr;
             for (const auto& cand : kFields)
                 if (group == cand.group && key == cand.name) f = &cand;

@@ -19,11 +19,17 @@ struct BodyError {
     std::string message;  // "unknown field 'x'", "url must be a string", …
 };
 
-// POST /v1/domains {"domain"}: the canonical name (lower case, no final dot, A-labels).
-std::variant<std::string, BodyError> read_domain_create(const boost::json::value& body);
+// POST /v1/domains {"domain", "tracking"?: {"label"?}}: the canonical name (lower case, no
+// final dot, A-labels) and the label of its tracking host (lower case), if given.
+struct DomainCreate {
+    std::string name;
+    std::optional<std::string> tracking_label;
+};
+std::variant<DomainCreate, BodyError> read_domain_create(const boost::json::value& body);
 
 // PATCH /v1/domains/{id} {"config": {sending, inbound}, "tracking": {open_tracking,
-// click_tracking}}: the settings given (each optional).
+// click_tracking, label}}: the settings given (each optional; a label in lower case, a DNS
+// label: its length with the domain's name is the handler's to check).
 std::variant<store::DomainSettings, BodyError> read_domain_settings(const boost::json::value& body);
 
 // POST /v1/api-keys {name, permission, domain?}: name 1 to 100 characters without control

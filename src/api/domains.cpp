@@ -50,8 +50,14 @@ json::object record(std::string_view type, std::string_view host, std::string_vi
     return {{"type", type}, {"host", host}, {"value", value}};
 }
 
+// The custom tracking host's record: no status until it is verified.
+json::object tracking_record(const DomainPolicy& p, const std::string& name,
+                             const std::string& label) {
+    return record("CNAME", label + "." + name, p.tracking_target);
+}
+
 json::object initial_records(const DomainPolicy& p, const std::string& name,
-                             const std::string& token) {
+                             const std::string& token, const std::string& tracking_label) {
     json::array dkim;
     for (auto sel : kSelectors) {
         auto r = record("CNAME", std::string(sel) + "._domainkey." + name,
@@ -64,22 +70,54 @@ json::object initial_records(const DomainPolicy& p, const std::string& name,
     return {{"dkim", std::move(dkim)},
             {"spf", record("TXT", name, "v=spf1 include:" + p.spf_include + " ~all")},
             {"dmarc", record("TXT", "_dmarc." + name, "v=DMARC1; p=none;")},
-            {"inbound", std::move(inbound)}};
+            {"inbound", std::move(inbound)},
+            {"tracking", tracking_record(p, name, tracking_label)}};
+}
+
+// Each DKIM record says what its selector's key does: ACTIVE (signs), PENDING (a rotation's
+// new key, waiting for the operator's zone) or INACTIVE. Not stored: it follows the domain.
+void mark_dkim_states(json::value& records, const store::Domain& d) {
+    auto* obj = records.if_object();
+    if (obj == nullptr) return;
+    auto* dkim = obj->if_contains("dkim");
+    if (dkim == nullptr || !dkim->is_array()) return;
+    for (auto& v : dkim->as_array()) {
+        auto* rec = v.if_object();
+        if (rec == nullptr || !rec->contains("selector")) continue;
+        const auto* sel = (*rec)["selector"].if_string();
+        if (sel == nullptr) continue;
+        (*rec)["state"] = *sel == d.dkim_selector  ? "ACTIVE"
+                          : *sel == d.dkim_pending ? "PENDING"
+                                                   : "INACTIVE";
+    }
+}
+
+json::object dkim_json(const store::Domain& d) {
+    json::object o{{"active_selector", d.dkim_selector},
+                   {"rotation", d.dkim_pending.empty() ? "NONE" : "PENDING"}};
+    o["pending_selector"] =
+        d.dkim_pending.empty() ? json::value(nullptr) : json::value(d.dkim_pending);
+    o["rotated_at"] = d.dkim_rotated_at ? json::value(format_iso8601(*d.dkim_rotated_at)) : nullptr;
+    return o;
 }
 
 json::object to_json(const store::Domain& d) {
     json::value records = json::parse(d.records_json);
-    json::object o{
-        {"id", d.id},
-        {"domain", d.name},
-        {"status", domain::name(d.status)},
-        {"config", {{"sending", d.sending}, {"inbound", d.inbound}}},
-        {"tracking", {{"open_tracking", d.open_tracking}, {"click_tracking", d.click_tracking}}},
-        {"records", std::move(records)},
-        {"created_at", format_iso8601(d.created_at)}};
+    mark_dkim_states(records, d);
+    json::object o{{"id", d.id},
+                   {"domain", d.name},
+                   {"status", domain::name(d.status)},
+                   {"config", {{"sending", d.sending}, {"inbound", d.inbound}}},
+                   {"tracking",
+                    {{"open_tracking", d.open_tracking},
+                     {"click_tracking", d.click_tracking},
+                     {"label", d.tracking_label}}},
+                   {"records", std::move(records)},
+                   {"created_at", format_iso8601(d.created_at)}};
     o["last_checked_at"] =
         d.last_checked_at ? json::value(format_iso8601(*d.last_checked_at)) : nullptr;
     o["verified_at"] = d.verified_at ? json::value(format_iso8601(*d.verified_at)) : nullptr;
+    o["dkim"] = dkim_json(d);
     return o;
 }
 
@@ -255,6 +293,16 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
         const auto l = co_await check_mx(dns, std::move(host), std::move(want));
         tally(inbound, l, false);  // only needed to receive mail: it does not decide the status
     }
+    if (errors.empty()) {
+        // The custom tracking host: looked up like the others, not deciding the status either.
+        // A domain made before it existed gets its record now.
+        if (!records.contains("tracking") || !records["tracking"].is_object())
+            records["tracking"] = tracking_record(policy, d.name, d.tracking_label);
+        auto& tracking = records["tracking"].as_object();
+        std::string host(tracking["host"].as_string()), want(tracking["value"].as_string());
+        const auto l = co_await check_cname(dns, std::move(host), std::move(want));
+        tally(tracking, l, false);
+    }
 
     const auto now = deps.clock.now_ms();
     if (!errors.empty()) {
@@ -307,12 +355,93 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
     co_return VerifyResult{.domain = std::move(d), .dns_error = {}};
 }
 
+bool tracking_verified(const store::Domain& d) {
+    error_code ec;
+    const auto records = json::parse(d.records_json, ec);
+    if (ec || !records.is_object()) return false;
+    const auto* tracking = records.as_object().if_contains("tracking");
+    if (tracking == nullptr || !tracking->is_object()) return false;
+    const auto* status = tracking->as_object().if_contains("status");
+    return status != nullptr && status->is_string() && status->as_string() == "VERIFIED";
+}
+
+// ---- DKIM rotation ----
+
+asio::awaitable<Result<store::Domain>> start_dkim_rotation(Deps deps, store::Domain d) {
+    if (!d.dkim_pending.empty()) co_return store::errc::conflict;  // cheap check first
+    auto make_key = [] { return crypto::generate_rsa(kRsaBits); };
+    auto blocking = deps.blocking;
+    auto pair = co_await core::run_blocking(std::move(blocking), std::move(make_key));
+    if (!pair) co_return pair.error();
+    const auto now = deps.clock.now_ms();
+    const auto selector = domain::rotation_selector(d.dkim_selector);
+    store::DkimKey key{.id = new_id("dk_", now),
+                       .domain_id = d.id,
+                       .selector = selector,
+                       .sealed_private_key = crypto::seal(deps.master_key, pair->private_pem,
+                                                          "dkim:" + d.id + ":" + selector),
+                       .public_key = pair->public_spki_b64,
+                       .active = false,
+                       .created_at = now};
+    auto account = d.account_id;
+    auto id = d.id;
+    if (auto r = co_await deps.domains.start_dkim_rotation(std::move(account), std::move(id),
+                                                           std::move(key));
+        !r)
+        co_return r.error();
+    d.dkim_pending = selector;
+    co_return d;
+}
+
+asio::awaitable<Result<bool>> finish_dkim_rotation(Deps deps, store::Domain d) {
+    using R = Result<bool>;  // a bool and an error code would be ambiguous
+    const auto selector = d.dkim_pending;
+    if (selector.empty()) co_return false;
+    auto domain_id = d.id;
+    auto keys = co_await deps.domains.dkim_keys(std::move(domain_id));
+    if (!keys) co_return R(boost::system::in_place_error, keys.error());
+    std::string public_key;
+    for (const auto& k : *keys)
+        if (k.selector == selector) public_key = k.public_key;
+    // The two names the key is found at: the operator's zone (the CNAME's target, stored in
+    // the records when the domain was made), then the user's name, through the CNAME.
+    std::vector<std::string> names;
+    const auto records = json::parse(d.records_json);
+    if (const auto* dkim = records.is_object() ? records.as_object().if_contains("dkim") : nullptr;
+        dkim != nullptr && dkim->is_array()) {
+        for (const auto& v : dkim->as_array()) {
+            const auto* rec = v.if_object();
+            const auto* sel = rec != nullptr ? rec->if_contains("selector") : nullptr;
+            if (sel == nullptr || !sel->is_string() || sel->as_string() != selector) continue;
+            if (const auto* value = rec->if_contains("value"); value && value->is_string())
+                names.emplace_back(strip_dot(std::string(value->as_string())));
+        }
+    }
+    names.push_back(selector + "._domainkey." + d.name);
+    for (auto& name : names) {
+        auto txt = co_await deps.resolver.txt(name);
+        if (!txt) {
+            if (dns::is_not_found(txt.error())) continue;
+            co_return R(boost::system::in_place_error, txt.error());
+        }
+        if (!domain::serves_dkim_key(*txt, public_key)) continue;
+        auto id = d.id;
+        auto sel = selector;
+        auto r = co_await deps.domains.finish_dkim_rotation(std::move(id), std::move(sel),
+                                                            deps.clock.now_ms());
+        if (!r) co_return R(boost::system::in_place_error, r.error());
+        co_return true;
+    }
+    co_return false;
+}
+
 // ---- handlers ----
 
 asio::awaitable<http::Response> create_domain(Context ctx) {
-    auto name = read_domain_create(ctx.body);
-    if (auto* bad = std::get_if<BodyError>(&name)) co_return detail::validation_error(bad->message);
-    const auto& canonical = std::get<std::string>(name);
+    auto made = read_domain_create(ctx.body);
+    if (auto* bad = std::get_if<BodyError>(&made)) co_return detail::validation_error(bad->message);
+    const auto& create = std::get<DomainCreate>(made);
+    const auto& canonical = create.name;
 
     // Cheap check first, so that a duplicate does not cost two RSA key generations.
     auto existing = co_await ctx.deps.domains.find_domain_by_name(ctx.account_id, canonical);
@@ -334,8 +463,10 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
                     .name = canonical,
                     .token = new_token(),
                     .created_at = now,
-                    .updated_at = now};
-    d.records_json = json::serialize(initial_records(ctx.deps.domain_policy, d.name, d.token));
+                    .updated_at = now,
+                    .tracking_label = create.tracking_label.value_or("links")};
+    d.records_json =
+        json::serialize(initial_records(ctx.deps.domain_policy, d.name, d.token, d.tracking_label));
     std::vector<store::DkimKey> keys;
     for (std::size_t i = 0; i < kSelectors.size(); ++i) {
         if (!pairs[i]) co_return detail::internal_error("generate DKIM keys", pairs[i].error());
@@ -386,9 +517,22 @@ asio::awaitable<http::Response> update_domain(Context ctx) {
     auto settings = read_domain_settings(ctx.body);
     if (auto* bad = std::get_if<BodyError>(&settings))
         co_return detail::validation_error(bad->message);
-    const auto& st = std::get<store::DomainSettings>(settings);
+    auto st = std::get<store::DomainSettings>(std::move(settings));
     auto d = co_await find(ctx);
     if (!d) co_return not_found_or_error(d.error());
+    if (st.tracking_label) {
+        if (auto bad = domain::bad_tracking_label(*st.tracking_label, d->name))
+            co_return detail::validation_error(*bad);
+        if (*st.tracking_label == d->tracking_label) {
+            st.tracking_label.reset();  // unchanged: its record keeps its status
+        } else {
+            // A new host: its record is new, unverified until the next verification.
+            auto records = json::parse(d->records_json).as_object();
+            records["tracking"] =
+                tracking_record(ctx.deps.domain_policy, d->name, *st.tracking_label);
+            st.records_json = json::serialize(records);
+        }
+    }
     auto r = co_await ctx.deps.domains.update_domain_settings(ctx.account_id, d->id, st,
                                                               ctx.deps.clock.now_ms());
     if (!r) co_return not_found_or_error(r.error());
@@ -416,6 +560,26 @@ asio::awaitable<http::Response> delete_domain(Context ctx) {
     if (!r) co_return not_found_or_error(r.error());
     co_return detail::json(200,
                            json::object{{"id", d->id}, {"domain", d->name}, {"deleted", true}});
+}
+
+asio::awaitable<http::Response> rotate_dkim(Context ctx) {
+    if (!ctx.body.is_null() && !(ctx.body.is_object() && ctx.body.as_object().empty()))
+        co_return detail::validation_error("rotate takes no body (or an empty object)");
+    auto d = co_await find(ctx);
+    if (!d) co_return not_found_or_error(d.error());
+    const auto name = d->name;
+    auto r = co_await start_dkim_rotation(ctx.deps, std::move(*d));
+    if (!r) {
+        if (r.error() == store::errc::conflict)
+            co_return http::error_response(
+                409, "CONFLICT",
+                "a DKIM rotation of " + name +
+                    " is pending: its new key is not served by the DKIM zone yet");
+        co_return not_found_or_error(r.error());
+    }
+    log::info("DKIM rotation of {}: new key for {}, waiting for the DKIM zone to serve it", name,
+              r->dkim_pending);
+    co_return detail::json(200, to_json(*r));
 }
 
 }  // namespace posthorn::api

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "api/domains.hpp"
 #include "api/tracking.hpp"
 #include "core/blocking.hpp"
 #include "core/id.hpp"
@@ -177,9 +178,16 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     add(req.cc, domain::RecipientType::cc);
     add(req.bcc, domain::RecipientType::bcc);
 
+    // Tracked mail's URLs: under the domain's own tracking host once it is verified.
+    const std::string tracking_base =
+        e.track_opens || e.track_clicks
+            ? domain::tracking_base(deps.public_url, sender->tracking_label, sender->name,
+                                    tracking_verified(*sender))
+            : std::string();
     if (auto* spec = std::get_if<mail::MessageSpec>(&req.message)) {
         if (spec->html && (e.track_opens || e.track_clicks))
-            spec->html = track_email_html(deps, e.id, *spec->html, e.track_opens, e.track_clicks);
+            spec->html = track_email_html(deps, tracking_base, e.id, *spec->html, e.track_opens,
+                                          e.track_clicks);
         spec->message_id = e.message_id;
         spec->date = now;
         if (content_bytes(*spec) <= kInlineBuildBytes) {
@@ -192,9 +200,9 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     } else {
         n.raw = std::get<std::string>(std::move(req.message));
         if (e.track_opens || e.track_clicks) {  // SMTP: the HTML parts of the message as sent
-            auto edit = [&deps, id = e.id, opens = e.track_opens,
+            auto edit = [&deps, &tracking_base, id = e.id, opens = e.track_opens,
                          clicks = e.track_clicks](const std::string& html) {
-                return track_email_html(deps, id, html, opens, clicks);
+                return track_email_html(deps, tracking_base, id, html, opens, clicks);
             };
             auto job = [raw = n.raw, edit = std::move(edit)] {
                 return mail::edit_html_parts(raw, edit);

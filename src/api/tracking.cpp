@@ -84,9 +84,10 @@ std::optional<TrackingToken> read_tracking_token(std::string_view secret, std::s
     return t;
 }
 
-std::string track_email_html(const Deps& deps, const std::string& email_id, const std::string& html,
-                             bool opens, bool clicks) {
-    const std::string base = deps.public_url + (deps.public_url.ends_with('/') ? "" : "/");
+std::string track_email_html(const Deps& deps, const std::string& base_url,
+                             const std::string& email_id, const std::string& html, bool opens,
+                             bool clicks) {
+    const std::string base = base_url + (base_url.ends_with('/') ? "" : "/");
     mail::Tracking t;
     if (opens)
         t.pixel_url =

@@ -21,9 +21,10 @@ struct TrackingToken {
 std::string make_tracking_token(std::string_view secret, const TrackingToken& t);
 std::optional<TrackingToken> read_tracking_token(std::string_view secret, std::string_view token);
 
-// The HTML with the pixel and/or the links rewritten, for email `email_id`.
-std::string track_email_html(const Deps& deps, const std::string& email_id, const std::string& html,
-                             bool opens, bool clicks);
+// The HTML with the pixel and/or the links rewritten, for email `email_id`, their URLs under
+// `base`: public_url, or the sender domain's verified tracking host (domain::tracking_base).
+std::string track_email_html(const Deps& deps, const std::string& base, const std::string& email_id,
+                             const std::string& html, bool opens, bool clicks);
 
 // GET /t/o/<token> and /t/c/<token>; no authentication, not in the request log.
 asio::awaitable<http::Response> handle_tracking(const Deps& deps, http::Request req);

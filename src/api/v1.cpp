@@ -2,6 +2,7 @@
 
 #include <boost/json/monotonic_resource.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_map>
 
@@ -23,6 +24,7 @@
 #include "core/text.hpp"
 #include "crypto/hash.hpp"
 #include "domain/api_keys.hpp"
+#include "domain/sending_domain.hpp"
 #include "http/router.hpp"
 
 namespace posthorn::api {
@@ -93,6 +95,10 @@ struct Access {
 
 struct V1::Impl {
     explicit Impl(Deps d) : deps(std::move(d)) {
+        // The host (and port) of public_url, whose requests are never a tracking host's.
+        const auto scheme_end = deps.public_url.find("://");
+        public_host = deps.public_url.substr(scheme_end == std::string::npos ? 0 : scheme_end + 3);
+        public_host = public_host.substr(0, public_host.find('/'));
         constexpr Access kDomains{.what = "manage domains"};
         constexpr Access kWebhooks{.what = "manage webhooks"};
         constexpr Access kList{.what = "list or read the account's emails"};
@@ -104,6 +110,7 @@ struct V1::Impl {
         add("PATCH", "/v1/domains/{identifier}", &update_domain, kDomains);
         add("DELETE", "/v1/domains/{identifier}", &delete_domain, kDomains);
         add("POST", "/v1/domains/{identifier}/verify", &verify_domain, kDomains);
+        add("POST", "/v1/domains/{identifier}/dkim/rotate", &rotate_dkim, kDomains);
         add("POST", "/v1/emails", &send_email, {.need = KeyNeed::send}, deps.send_body_limit);
         add("GET", "/v1/emails/envelope", &list_envelopes, kList);
         add("GET", "/v1/emails/inbound", &list_inbound, kInbound);
@@ -147,6 +154,23 @@ struct V1::Impl {
         return m.route ? routes[*m.route].body_limit : kSmallBodyLimit;
     }
 
+    // Whether the request's Host is a verified custom tracking host (docs/tracking.md): then
+    // only the tracking paths are served there. A Host of public_url, of fewer than three
+    // labels or an IP address costs no lookup; the others one, from the store's lookup cache.
+    asio::awaitable<bool> on_tracking_host(const http::Request& req) const {
+        const auto host = req.header("host");
+        if (!host) co_return false;
+        auto parts = domain::tracking_host_parts(*host);
+        if (!parts || domain::tracking_host_parts(public_host) == parts) co_return false;
+        // Named strings, not a structured binding: GCC 12 mishandles those in coroutines.
+        std::string label = std::move(parts->first);
+        std::string name = std::move(parts->second);
+        auto found = co_await deps.domains.tracking_domains(std::move(label), std::move(name));
+        if (!found) co_return false;  // the store unreachable: routed as any other host
+        co_return std::any_of(found->begin(), found->end(),
+                              [](const store::Domain& d) { return tracking_verified(d); });
+    }
+
     // Answers a valid, unrevoked key, or the 401 to send.
     asio::awaitable<std::variant<store::ApiKey, http::Response>> authenticate(
         const http::Request& req);
@@ -158,6 +182,7 @@ struct V1::Impl {
         Access access;
     };
     Deps deps;
+    std::string public_host;  // of public_url, with its port if it names one
     http::Router router;
     std::vector<Route> routes;
 };
@@ -254,6 +279,10 @@ V1::~V1() = default;
 asio::awaitable<http::Admission> V1::admit(http::Request& req) {
     http::Admission admission{.body_limit = impl_->body_limit(req)};
     if (!is_v1(req.path)) co_return admission;
+    if (co_await impl_->on_tracking_host(req)) {
+        admission.refusal = detail::not_found("no route for " + req.path);
+        co_return admission;
+    }
     auto auth = co_await impl_->authenticate(req);
     if (auto* res = std::get_if<http::Response>(&auth))
         admission.refusal = std::move(*res);
@@ -277,8 +306,12 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
             co_return http::Response{.status = 503, .body = R"({"status":"store_unavailable"})"};
         co_return http::Response{.status = 200, .body = R"({"status":"ok"})"};
     }
-    if (req.method == "GET" && (req.path.rfind("/t/o/", 0) == 0 || req.path.rfind("/t/c/", 0) == 0))
-        co_return co_await handle_tracking(impl_->deps, std::move(req));
+    const bool tracking_path =
+        req.method == "GET" && (req.path.rfind("/t/o/", 0) == 0 || req.path.rfind("/t/c/", 0) == 0);
+    if (tracking_path) co_return co_await handle_tracking(impl_->deps, std::move(req));
+    // A custom tracking host serves the tracking paths and nothing else.
+    if (co_await impl_->on_tracking_host(req))
+        co_return detail::not_found("no route for " + req.path);
     if (!is_v1(req.path)) co_return detail::not_found("no route for " + req.path);
 
     // Admitted by the server (admit()), or called directly: then the key is checked here.

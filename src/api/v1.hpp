@@ -30,6 +30,8 @@ struct DomainPolicy {
     std::chrono::milliseconds pending_recheck{300'000};
     std::chrono::milliseconds verified_recheck{86'400'000};
     std::chrono::milliseconds give_up_after{72 * 3'600'000};  // PENDING this long → FAILED
+    int dkim_rotate_days = 0;                   // rotate VERIFIED domains' keys this old; 0: never
+    std::string tracking_target = "localhost";  // the CNAME target of custom tracking hosts
 };
 
 // The API's limits on sending (config [limits]).

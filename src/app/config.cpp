@@ -284,6 +284,14 @@ const Spec kSpecs[] = {
      [](Config& c, const std::string& k, const Value& v) {
          c.dns.verified_recheck_s = int_in(k, v, 1, 30 * 86400);
      }},
+    {"dkim", "rotate_days", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.dkim.rotate_days = int_in(k, v, 0, 3650);
+     }},
+    {"tracking", "cname_target", Kind::string,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.tracking.cname_target = str(v).empty() ? std::string() : hostname(k, v);
+     }},
     {"delivery", "mx_port", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
          c.delivery.mx_port = int_in(k, v, 1, 65535);
@@ -557,6 +565,13 @@ std::string Config::sqlite_path() const {
     constexpr std::string_view kScheme = "sqlite://";
     if (database.url.rfind(kScheme, 0) != 0) return {};
     return database.url.substr(kScheme.size());
+}
+
+std::string Config::tracking_cname_target() const {
+    if (!tracking.cname_target.empty()) return tracking.cname_target;
+    auto u = boost::urls::parse_absolute_uri(server.public_url);
+    if (!u) return "localhost";  // public_url is checked at load: not reached
+    return std::string(u->host());
 }
 
 std::size_t Config::http_body_limit() const {

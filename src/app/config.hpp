@@ -89,6 +89,12 @@ struct Config {
         int verified_recheck_s = 86400;  // re-check VERIFIED domains this often
     } dns;
     struct {
+        int rotate_days = 0;  // rotate a VERIFIED domain's DKIM key this old; 0: never
+    } dkim;
+    struct {
+        std::string cname_target;  // of custom tracking hosts; "": the host of public_url
+    } tracking;
+    struct {
         int mx_port = 25;
         std::optional<HostPort> relay;
         bool allow_private_targets = false;  // MX hosts at private addresses
@@ -118,6 +124,8 @@ struct Config {
 
     // sqlite://PATH → PATH; empty for other schemes.
     std::string sqlite_path() const;
+    // tracking.cname_target, or the host of server.public_url when it is not set.
+    std::string tracking_cname_target() const;
     // The largest request body the HTTP server reads: the base64 of max_attachment_bytes
     // plus 2 MiB for the rest of the JSON.
     std::size_t http_body_limit() const;

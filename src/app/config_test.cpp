@@ -116,6 +116,33 @@ TEST(Config, ErrorsNameTheKey) {
               std::string::npos);
 }
 
+TEST(Config, DkimRotateDays) {
+    EXPECT_EQ(load_config("", Env{}.getenv()).dkim.rotate_days, 0) << "off by default";
+    EXPECT_EQ(
+        load_config(write_toml("[dkim]\nrotate_days = 90\n"), Env{}.getenv()).dkim.rotate_days, 90);
+    EXPECT_EQ(load_config("", Env{{{"POSTHORN_DKIM_ROTATE_DAYS", "30"}}}.getenv()).dkim.rotate_days,
+              30);
+    EXPECT_NE(error_of("[dkim]\nrotate_days = -1\n").find("dkim.rotate_days"), std::string::npos);
+    EXPECT_NE(error_of("[dkim]\nrotate_days = \"x\"\n").find("dkim.rotate_days"),
+              std::string::npos);
+}
+
+TEST(Config, TrackingCnameTarget) {
+    EXPECT_EQ(load_config("", Env{}.getenv()).tracking_cname_target(), "localhost")
+        << "the host of the default public_url";
+    EXPECT_EQ(
+        load_config(
+            "", Env{{{"POSTHORN_SERVER_PUBLIC_URL", "https://Mail.Example.net:8443/x"}}}.getenv())
+            .tracking_cname_target(),
+        "Mail.Example.net");
+    EXPECT_EQ(
+        load_config("", Env{{{"POSTHORN_TRACKING_CNAME_TARGET", "track.example.net"}}}.getenv())
+            .tracking_cname_target(),
+        "track.example.net");
+    EXPECT_NE(error_of("[tracking]\ncname_target = \"not a host\"\n").find("tracking.cname_target"),
+              std::string::npos);
+}
+
 TEST(Config, UnreadableFile) {
     try {
         load_config("/nonexistent/posthorn.toml", Env{}.getenv());

@@ -29,6 +29,7 @@
 #include "crypto/keys.hpp"
 #include "delivery/queue_manager.hpp"
 #include "dns/cares_resolver.hpp"
+#include "domain/sending_domain.hpp"
 #include "domain/vocabulary.hpp"
 #include "http/server.hpp"
 #include "mail/message.hpp"
@@ -96,6 +97,40 @@ asio::awaitable<void> retention_loop(store::LogStore& logs, store::JobLeaseStore
     }
 }
 
+// DKIM rotation (docs/domains.md, "Rotation"), a part of the domain re-check job: each
+// domain with a rotation pending switches to its new key once the operator's zone serves it
+// (looked up at every pass); then, when dkim.rotate_days is set, VERIFIED domains whose
+// active key is that old start a rotation.
+asio::awaitable<void> dkim_rotation_pass(api::Deps deps) {
+    auto rotating = co_await deps.domains.domains_rotating(50);
+    if (!rotating) log::warn("DKIM rotation: {}", rotating.error().message());
+    for (auto& d : rotating ? *rotating : std::vector<store::Domain>{}) {
+        const auto name = d.name;
+        const auto selector = d.dkim_pending;
+        auto r = co_await api::finish_dkim_rotation(deps, std::move(d));
+        if (!r)
+            log::warn("DKIM rotation of {}: {}", name, r.error().message());
+        else if (*r)
+            log::info("DKIM rotation of {}: the DKIM zone serves the new key, {} signs now", name,
+                      selector);
+    }
+    const auto before =
+        domain::rotate_keys_made_before(deps.domain_policy.dkim_rotate_days, deps.clock.now_ms());
+    if (!before) co_return;
+    auto old =
+        co_await deps.domains.domains_with_keys_before(domain::DomainStatus::verified, *before, 10);
+    if (!old) log::warn("DKIM rotation: {}", old.error().message());
+    for (auto& d : old ? *old : std::vector<store::Domain>{}) {
+        const auto name = d.name;
+        auto r = co_await api::start_dkim_rotation(deps, std::move(d));
+        if (!r)
+            log::warn("DKIM rotation of {}: {}", name, r.error().message());
+        else
+            log::info("DKIM rotation of {}: key older than {} days, new key for {}", name,
+                      deps.domain_policy.dkim_rotate_days, r->dkim_pending);
+    }
+}
+
 // Re-verifies PENDING domains and re-checks VERIFIED ones when their time has come (DESIGN
 // §6). One domain at a time: verification is a handful of DNS queries, never urgent.
 asio::awaitable<void> domain_check_loop(api::Deps deps, store::JobLeaseStore& leases,
@@ -105,8 +140,9 @@ asio::awaitable<void> domain_check_loop(api::Deps deps, store::JobLeaseStore& le
         auto job = std::string("domain-recheck");
         auto me = node;
         Result<std::vector<store::Domain>> due = std::vector<store::Domain>{};
-        if (co_await holds_job(leases, std::move(job), std::move(me), deps.clock, tick))
-            due = co_await deps.domains.domains_due(deps.clock.now_ms(), 50);
+        const bool held =
+            co_await holds_job(leases, std::move(job), std::move(me), deps.clock, tick);
+        if (held) due = co_await deps.domains.domains_due(deps.clock.now_ms(), 50);
         if (!due) log::warn("domain re-check: {}", due.error().message());
         for (auto& d : due ? *due : std::vector<store::Domain>{}) {
             const bool was_verified = d.status == domain::DomainStatus::verified;
@@ -119,6 +155,7 @@ asio::awaitable<void> domain_check_loop(api::Deps deps, store::JobLeaseStore& le
             else
                 log::info("domain re-check of {}: {}", name, domain::name(r->domain.status));
         }
+        if (held) co_await dkim_rotation_pass(deps);
         timer.expires_after(tick);
         auto [ec] = co_await timer.async_wait(use_nothrow_awaitable);
         if (ec) co_return;
@@ -131,7 +168,9 @@ api::DomainPolicy domain_policy(const Config& c) {
             .spf_include = c.dns.spf_include,
             .inbound_mx = c.dns.inbound_mx,
             .pending_recheck = milliseconds(c.dns.pending_recheck_s * 1000LL),
-            .verified_recheck = milliseconds(c.dns.verified_recheck_s * 1000LL)};
+            .verified_recheck = milliseconds(c.dns.verified_recheck_s * 1000LL),
+            .dkim_rotate_days = c.dkim.rotate_days,
+            .tracking_target = c.tracking_cname_target()};
 }
 
 // What a drain stops and waits for.

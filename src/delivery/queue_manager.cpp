@@ -171,10 +171,14 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
         UnixMs until = 0;
     };
     std::map<std::string, KnownRoute> routes;
-    int active = 0;                                  // sessions running, in all
-    std::atomic<int> in_hand{0};                     // jobs taken and not yet recorded
-    std::size_t backlog = 0;                         // jobs claimed and not yet finished
-    std::map<std::string, mail::DkimKey> dkim_keys;  // domain id → parsed signing key
+    int active = 0;               // sessions running, in all
+    std::atomic<int> in_hand{0};  // jobs taken and not yet recorded
+    std::size_t backlog = 0;      // jobs claimed and not yet finished
+    struct SigningKey {
+        std::string key_id;  // the dkim_keys row it was parsed from
+        mail::DkimKey key;
+    };
+    std::map<std::string, SigningKey> dkim_keys;  // domain id → parsed active signing key
     Counters counters;
 };
 
@@ -284,25 +288,28 @@ QueueManager::Impl::signed_message(const store::QueuedEmail& e) {
     const domain::AttemptResult not_signed{.stage = Stage::data,
                                            .trouble = domain::Trouble::local,
                                            .text = "the message could not be DKIM-signed"};
+    // The keys are read for every message: the store answers from its lookup cache until a
+    // domain or key changes on any node (a DKIM rotation switching keys, a domain deleted),
+    // and the parsed key is kept here for as long as the same key is the active one.
+    auto domain_id = e.domain_id;
+    auto keys = co_await stores.domains.dkim_keys(std::move(domain_id));
+    if (!keys) {
+        log::error("delivery: reading the DKIM key of {}: {}", e.id, keys.error().message());
+        co_return not_signed;
+    }
+    const auto active =
+        std::find_if(keys->begin(), keys->end(), [](const auto& k) { return k.active; });
+    if (active == keys->end()) {
+        // A domain has its keys from its creation until it is deleted, with them.
+        dkim_keys.erase(e.domain_id);
+        log::warn("delivery: the sending domain of {} was deleted; it cannot be signed", e.id);
+        co_return domain::AttemptResult{.stage = Stage::data,
+                                        .trouble = domain::Trouble::sender_domain_gone,
+                                        .text = "the sending domain " + e.from_domain +
+                                                " was deleted: the message cannot be DKIM-signed"};
+    }
     auto it = dkim_keys.find(e.domain_id);
-    if (it == dkim_keys.end()) {
-        auto domain_id = e.domain_id;
-        auto keys = co_await stores.domains.dkim_keys(std::move(domain_id));
-        if (!keys) {
-            log::error("delivery: reading the DKIM key of {}: {}", e.id, keys.error().message());
-            co_return not_signed;
-        }
-        const auto active =
-            std::find_if(keys->begin(), keys->end(), [](const auto& k) { return k.active; });
-        if (active == keys->end()) {
-            // A domain has its keys from its creation until it is deleted, with them.
-            log::warn("delivery: the sending domain of {} was deleted; it cannot be signed", e.id);
-            co_return domain::AttemptResult{
-                .stage = Stage::data,
-                .trouble = domain::Trouble::sender_domain_gone,
-                .text = "the sending domain " + e.from_domain +
-                        " was deleted: the message cannot be DKIM-signed"};
-        }
+    if (it == dkim_keys.end() || it->second.key_id != active->id) {
         const auto& k = *active;
         auto pem = crypto::open(options.master_key, k.sealed_private_key,
                                 "dkim:" + k.domain_id + ":" + k.selector);
@@ -316,8 +323,11 @@ QueueManager::Impl::signed_message(const store::QueuedEmail& e) {
             co_return not_signed;
         }
         mail::DkimKey dk{.domain = e.from_domain, .selector = k.selector, .key = *parsed};
-        it = dkim_keys.emplace(e.domain_id, std::move(dk)).first;
+        it = dkim_keys
+                 .insert_or_assign(e.domain_id, SigningKey{.key_id = k.id, .key = std::move(dk)})
+                 .first;
     }
+    mail::DkimKey key = it->second.key;  // shares the parsed key; `it` may go meanwhile
     // Read only now, from a reader: the claim left it in the database.
     // Read again while the store cannot be reached, as record() writes again: a message that
     // could not be read for that reason has not failed.
@@ -332,7 +342,6 @@ QueueManager::Impl::signed_message(const store::QueuedEmail& e) {
         log::error("delivery: reading the message of {}: {}", e.id, raw.error().message());
         co_return not_signed;
     }
-    mail::DkimKey key = it->second;  // shares the parsed key
     const auto now = clock.now_ms();
     auto sign = [raw = std::move(*raw), key = std::move(key), now] {
         return mail::dkim_sign(raw, key, now);

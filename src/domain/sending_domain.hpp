@@ -5,6 +5,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/time.hpp"
 #include "domain/vocabulary.hpp"
@@ -45,5 +49,35 @@ struct VerificationOutcome {
 // background re-check → FAILED. PENDING is re-checked after pending_recheck, VERIFIED
 // after verified_recheck; FAILED waits for the user.
 VerificationOutcome verify(const Verification& v);
+
+// DKIM rotation (docs/domains.md, "Rotation"). A domain has two selectors, ph1 and ph2: one
+// signs, the other takes the next key. The selector a rotation gives a new key: the one
+// that does not sign ("ph1" for anything but "ph1").
+std::string rotation_selector(std::string_view active);
+
+// Whether one of the TXT records `txts` (each one record's strings joined) is a DKIM key
+// record (RFC 6376 §3.6.1) whose p= is `public_key` (base64; whitespace in it ignored):
+// the operator's zone serves the new key, and signing may switch to it.
+bool serves_dkim_key(const std::vector<std::string>& txts, std::string_view public_key);
+
+// The time at or before which a domain's active key was made for `rotate_days` to rotate
+// it at `now`; none when automatic rotation is off (rotate_days 0).
+std::optional<UnixMs> rotate_keys_made_before(int rotate_days, UnixMs now);
+
+// The custom tracking host <label>.<domain> (docs/tracking.md). A label is one DNS label of
+// letters, digits and hyphens (not at either end), 1-63 characters, taken in lower case; the
+// host must stay within 253 characters. Answers why `label` cannot be the label of domain
+// `name`, or none when it can.
+std::optional<std::string> bad_tracking_label(std::string_view label, std::string_view name);
+
+// The base of a tracked email's pixel and link URLs: `<scheme>://<label>.<domain>` once the
+// domain's tracking CNAME is verified (the scheme of public_url), else public_url itself.
+std::string tracking_base(std::string_view public_url, std::string_view label,
+                          std::string_view domain, bool tracking_verified);
+
+// The (label, domain) a request's Host names as a tracking host: the first label and the
+// rest, lower case and without a port; none for a name of fewer than three labels or an IP
+// address literal.
+std::optional<std::pair<std::string, std::string>> tracking_host_parts(std::string_view host);
 
 }  // namespace posthorn::domain

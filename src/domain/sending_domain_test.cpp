@@ -57,5 +57,66 @@ TEST(SendingDomain, VerificationFollowsTheRecordsFound) {
     EXPECT_EQ(o.event, EventKind::domain_failed);
 }
 
+TEST(SendingDomain, RotationGivesTheOtherSelectorANewKey) {
+    EXPECT_EQ(rotation_selector("ph1"), "ph2");
+    EXPECT_EQ(rotation_selector("ph2"), "ph1");
+}
+
+TEST(SendingDomain, TheZoneServesAKeyWhenATxtRecordHasItsP) {
+    const std::string key = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAjzvM";
+    EXPECT_TRUE(serves_dkim_key({"v=DKIM1; k=rsa; p=" + key}, key));
+    EXPECT_TRUE(serves_dkim_key({"v=spf1 -all", "v=DKIM1;k=rsa;p=" + key}, key)) << "any one";
+    EXPECT_TRUE(serves_dkim_key({"k=rsa; p=" + key.substr(0, 20) + " " + key.substr(20)}, key))
+        << "whitespace inside p= is folding (RFC 6376 §3.2); v= is optional";
+    EXPECT_TRUE(serves_dkim_key({"v=DKIM1; k=rsa; p = " + key + " ;"}, key));
+    EXPECT_FALSE(serves_dkim_key({"v=DKIM1; k=rsa; p=" + key + "AB"}, key)) << "another key";
+    EXPECT_FALSE(serves_dkim_key({"v=DKIM1; k=rsa; p=" + key.substr(1)}, key));
+    EXPECT_FALSE(serves_dkim_key({"v=DKIM1; k=rsa; p="}, key)) << "a revoked key";
+    EXPECT_FALSE(serves_dkim_key({"v=DKIM2; p=" + key}, key));
+    EXPECT_FALSE(serves_dkim_key({}, key));
+    EXPECT_FALSE(serves_dkim_key({"v=DKIM1; p="}, "")) << "no key is never served";
+}
+
+TEST(SendingDomain, TrackingLabelsAreDnsLabels) {
+    EXPECT_FALSE(bad_tracking_label("links", "mail.example.com"));
+    EXPECT_FALSE(bad_tracking_label("t-1", "mail.example.com"));
+    EXPECT_TRUE(bad_tracking_label("", "mail.example.com"));
+    EXPECT_TRUE(bad_tracking_label(std::string(64, 'a'), "mail.example.com"));
+    EXPECT_FALSE(bad_tracking_label(std::string(63, 'a'), "mail.example.com"));
+    EXPECT_TRUE(bad_tracking_label("a.b", "mail.example.com"));
+    EXPECT_TRUE(bad_tracking_label("a_b", "mail.example.com"));
+    EXPECT_TRUE(bad_tracking_label("-ab", "mail.example.com"));
+    EXPECT_TRUE(bad_tracking_label("ab-", "mail.example.com"));
+    EXPECT_TRUE(bad_tracking_label("links", std::string(248, 'a'))) << "254 characters in all";
+    EXPECT_FALSE(bad_tracking_label("links", std::string(247, 'a')));
+}
+
+TEST(SendingDomain, TrackingUrlsUseTheOwnHostOnceVerified) {
+    EXPECT_EQ(tracking_base("https://mail.posthorn.example", "links", "mail.example.com", true),
+              "https://links.mail.example.com");
+    EXPECT_EQ(tracking_base("http://127.0.0.1:8080/", "go", "mail.example.com", true),
+              "http://go.mail.example.com");
+    EXPECT_EQ(tracking_base("http://127.0.0.1:8080/", "go", "mail.example.com", false),
+              "http://127.0.0.1:8080/");
+}
+
+TEST(SendingDomain, TrackingHostsAreALabelAndADomain) {
+    using P = std::pair<std::string, std::string>;
+    EXPECT_EQ(tracking_host_parts("Links.Mail.Example.com:8080"), P("links", "mail.example.com"));
+    EXPECT_EQ(tracking_host_parts("links.example.com."), P("links", "example.com"));
+    EXPECT_FALSE(tracking_host_parts("example.com"));
+    EXPECT_FALSE(tracking_host_parts("localhost:8080"));
+    EXPECT_FALSE(tracking_host_parts("127.0.0.1:8080"));
+    EXPECT_FALSE(tracking_host_parts("[::1]:8080"));
+    EXPECT_FALSE(tracking_host_parts(""));
+    EXPECT_FALSE(tracking_host_parts(".a.b"));
+}
+
+TEST(SendingDomain, AutomaticRotationIsOffAtZeroDays) {
+    EXPECT_FALSE(rotate_keys_made_before(0, 1'000'000'000'000));
+    EXPECT_EQ(rotate_keys_made_before(30, 1'000'000'000'000),
+              1'000'000'000'000 - 30 * 86'400'000LL);
+}
+
 }  // namespace
 }  // namespace posthorn::domain

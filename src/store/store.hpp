@@ -94,7 +94,34 @@ class DomainStore {
                                                                 UnixMs next_check_at) = 0;
     // The domains whose next_check_at has come, oldest first.
     virtual asio::awaitable<Result<std::vector<Domain>>> domains_due(UnixMs now, int limit) = 0;
+    // Cached for the lookup-cache epoch (moved by every change of a domain or its keys, on
+    // every node), so that the delivery engine may ask before each message it signs.
     virtual asio::awaitable<Result<std::vector<DkimKey>>> dkim_keys(std::string domain_id) = 0;
+    // DKIM rotation, in one transaction: `key` replaces the key of its selector (which must
+    // not be the active one) and the domain's dkim_pending becomes that selector.
+    // errc::conflict when the domain has a rotation pending already; errc::not_found when
+    // the account has no such domain.
+    virtual asio::awaitable<Result<void>> start_dkim_rotation(std::string account_id,
+                                                              std::string domain_id,
+                                                              DkimKey key) = 0;
+    // Ends the pending rotation to `selector`: its key becomes the only active one, the
+    // domain's dkim_selector that selector, dkim_pending none, dkim_rotated_at `now`.
+    // errc::not_found when the domain has no rotation to `selector` pending (any more).
+    virtual asio::awaitable<Result<void>> finish_dkim_rotation(std::string domain_id,
+                                                               std::string selector,
+                                                               UnixMs now) = 0;
+    // The domains named `name` whose tracking label is `label`, in every account (whether
+    // their tracking host <label>.<name> is verified is the caller's to decide). Cached for
+    // the lookup-cache epoch, as find_domain_by_name is: the HTTP server asks for each
+    // request on a host other than public_url's.
+    virtual asio::awaitable<Result<std::vector<Domain>>> tracking_domains(std::string label,
+                                                                          std::string name) = 0;
+    // The domains with a rotation pending, oldest first.
+    virtual asio::awaitable<Result<std::vector<Domain>>> domains_rotating(int limit) = 0;
+    // The domains of `status` with no rotation pending whose active key was made at or before
+    // `made_before`, oldest key first.
+    virtual asio::awaitable<Result<std::vector<Domain>>> domains_with_keys_before(
+        domain::DomainStatus status, UnixMs made_before, int limit) = 0;
     // Every DKIM key of every account, for the operator's zone.
     virtual asio::awaitable<Result<std::vector<DkimZoneEntry>>> dkim_zone() = 0;
 };

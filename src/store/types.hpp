@@ -81,6 +81,13 @@ struct Domain {
     std::optional<UnixMs> verified_at;
     UnixMs created_at = 0;
     UnixMs updated_at = 0;
+    // DKIM rotation (docs/domains.md, "Rotation"): the selector that signs, the one whose
+    // new key waits for the operator's zone ("" when none), and the last switch.
+    std::string dkim_selector = "ph1";
+    std::string dkim_pending;
+    std::optional<UnixMs> dkim_rotated_at;
+    // The custom tracking host is <tracking_label>.<name> (docs/tracking.md).
+    std::string tracking_label = "links";
 };
 
 struct DkimKey {
@@ -106,6 +113,8 @@ struct DomainSettings {
     std::optional<bool> inbound;
     std::optional<bool> open_tracking;
     std::optional<bool> click_tracking;
+    std::optional<std::string> tracking_label;
+    std::optional<std::string> records_json;  // the records, rewritten with a new label
 };
 
 // The outcome of one verification, written in one transaction with its event.

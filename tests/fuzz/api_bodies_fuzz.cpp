@@ -32,6 +32,7 @@ json::value settings_json(const store::DomainSettings& s) {
     if (s.inbound) config["inbound"] = *s.inbound;
     if (s.open_tracking) tracking["open_tracking"] = *s.open_tracking;
     if (s.click_tracking) tracking["click_tracking"] = *s.click_tracking;
+    if (s.tracking_label) tracking["label"] = *s.tracking_label;
     if (!config.empty()) out["config"] = std::move(config);
     if (!tracking.empty()) out["tracking"] = std::move(tracking);
     return out;
@@ -63,14 +64,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (ec) return 0;
     if (route == 0) {
         auto r = api::read_domain_create(body);
-        const auto* name = std::get_if<std::string>(&r);
-        if (!name) return 0;
+        const auto* made = std::get_if<api::DomainCreate>(&r);
+        if (!made) return 0;
+        const auto* name = &made->name;
+        if (made->tracking_label &&
+            (made->tracking_label->empty() || made->tracking_label->size() > 63 ||
+             made->tracking_label->find('.') != std::string::npos))
+            __builtin_trap();
         if (name->empty() || name->size() > 253 || name->back() == '.') __builtin_trap();
         if (std::any_of(name->begin(), name->end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
             __builtin_trap();
         auto again = api::read_domain_create(json::object{{"domain", *name}});
-        const auto* same = std::get_if<std::string>(&again);
-        if (!same || *same != *name) __builtin_trap();
+        const auto* same = std::get_if<api::DomainCreate>(&again);
+        if (!same || same->name != *name) __builtin_trap();
     } else if (route == 1) {
         auto r = api::read_domain_settings(body);
         const auto* st = std::get_if<store::DomainSettings>(&r);
@@ -78,7 +84,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto again = api::read_domain_settings(settings_json(*st));
         const auto* same = std::get_if<store::DomainSettings>(&again);
         if (!same || same->sending != st->sending || same->inbound != st->inbound ||
-            same->open_tracking != st->open_tracking || same->click_tracking != st->click_tracking)
+            same->open_tracking != st->open_tracking ||
+            same->click_tracking != st->click_tracking ||
+            same->tracking_label != st->tracking_label)
             __builtin_trap();
     } else if (route == 3) {
         auto r = api::read_api_key_create(body);

@@ -33,7 +33,7 @@ def test_create_answers_not_started_with_every_record(server):
     assert d["domain"] == "mail.example.com"
     assert d["status"] == "NOT_STARTED"
     assert d["config"] == {"sending": True, "inbound": False}
-    assert d["tracking"] == {"open_tracking": False, "click_tracking": False}
+    assert d["tracking"] == {"open_tracking": False, "click_tracking": False, "label": "links"}
     recs = d["records"]
     assert len(recs["dkim"]) >= 2, "two selectors, so that keys can rotate"
     tokens = set()
@@ -134,7 +134,7 @@ def test_list_get_update_and_isolation(server):
     assert r.status == 200 and r.json() == {"id": ids[1]}
     d = server.get(f"/v1/domains/{ids[1]}", key=a).json()
     assert d["config"] == {"sending": True, "inbound": True}
-    assert d["tracking"] == {"open_tracking": True, "click_tracking": True}
+    assert d["tracking"] == {"open_tracking": True, "click_tracking": True, "label": "links"}
     r = server.request("PATCH", "/v1/domains/d1.example.com", key=a,
                        body={"config": {"sending": False}})
     assert r.status == 200

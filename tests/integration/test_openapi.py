@@ -102,6 +102,18 @@ def test_answers_match_the_document(posthorn_factory, dns):
     call("PATCH", f"/v1/domains/{d['id']}", key=key, body={"nope": 1}, expect=400)
     call("POST", f"/v1/domains/{d['id']}/verify", key=key, expect=200)
     call("PUT", f"/v1/domains/{d['id']}", key=key, body={}, expect=405)
+    call("POST", "/v1/domains", key=key,
+         body={"domain": "third.example.com", "tracking": {"label": "go"}}, expect=201)
+    call("POST", "/v1/domains", key=key,
+         body={"domain": "fourth.example.com", "tracking": {"label": "a.b"}}, expect=400)
+    call("PATCH", f"/v1/domains/{d['id']}", key=key, body={"tracking": {"label": "clicks"}},
+         expect=200)
+    call("PATCH", f"/v1/domains/{d['id']}", key=key, body={"tracking": {"label": "-x"}},
+         expect=400)
+    call("POST", f"/v1/domains/{d['id']}/dkim/rotate", key=key, expect=200)
+    call("POST", f"/v1/domains/{d['id']}/dkim/rotate", key=key, expect=409)
+    call("POST", f"/v1/domains/{d['id']}/dkim/rotate", key=other, expect=404)
+    call("POST", f"/v1/domains/{d['id']}/dkim/rotate", key=key, body={"x": 1}, expect=400)
 
     # Sending and reading sent mail.
     sent = call("POST", "/v1/emails", key=key,

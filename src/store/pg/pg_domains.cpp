@@ -28,7 +28,7 @@ namespace {
 constexpr const char* kDomainColumns =
     "id, account_id, name, status, token, sending, inbound, open_tracking, click_tracking, "
     "records, first_verify_at, last_checked_at, next_check_at, verified_at, created_at, "
-    "updated_at";
+    "updated_at, dkim_selector, dkim_pending, dkim_rotated_at, tracking_label";
 
 Domain read_domain(const Row& r) {
     return Domain{.id = r.text(0),
@@ -46,7 +46,11 @@ Domain read_domain(const Row& r) {
                   .next_check_at = r.opt_int64(12),
                   .verified_at = r.opt_int64(13),
                   .created_at = r.int64(14),
-                  .updated_at = r.int64(15)};
+                  .updated_at = r.int64(15),
+                  .dkim_selector = r.text(16),
+                  .dkim_pending = r.opt_text(17).value_or(""),
+                  .dkim_rotated_at = r.opt_int64(18),
+                  .tracking_label = r.text(19)};
 }
 
 Result<std::vector<Domain>> read_domains(const Result<Rows>& rows) {
@@ -78,8 +82,8 @@ asio::awaitable<Result<void>> PgStore::create_domain(Domain d, std::vector<DkimK
     auto job = [d = std::move(d), keys = std::move(keys)](Conn& c, Batch&) -> Result<void> {
         auto r = c.exec(
             "INSERT INTO domains (id, account_id, name, status, token, sending, inbound, "
-            "open_tracking, click_tracking, records, created_at, updated_at) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            "open_tracking, click_tracking, records, created_at, updated_at, dkim_selector, "
+            "tracking_label) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
             Params()
                 .add(d.id)
                 .add(d.account_id)
@@ -92,7 +96,9 @@ asio::awaitable<Result<void>> PgStore::create_domain(Domain d, std::vector<DkimK
                 .add(d.click_tracking)
                 .add(d.records_json)
                 .add(d.created_at)
-                .add(d.updated_at));
+                .add(d.updated_at)
+                .add(d.dkim_selector)
+                .add(d.tracking_label));
         if (!r) return r.error();
         for (const auto& k : keys) {
             auto kr = c.exec(
@@ -158,7 +164,8 @@ asio::awaitable<Result<void>> PgStore::update_domain_settings(std::string accoun
         return found(
             c.exec("UPDATE domains SET sending = coalesce($3, sending), "
                    "inbound = coalesce($4, inbound), open_tracking = coalesce($5, open_tracking), "
-                   "click_tracking = coalesce($6, click_tracking), updated_at = $7 "
+                   "click_tracking = coalesce($6, click_tracking), updated_at = $7, "
+                   "tracking_label = coalesce($8, tracking_label), records = coalesce($9, records) "
                    "WHERE account_id = $1 AND id = $2",
                    Params()
                        .add(account_id)
@@ -167,7 +174,9 @@ asio::awaitable<Result<void>> PgStore::update_domain_settings(std::string accoun
                        .add(st.inbound)
                        .add(st.open_tracking)
                        .add(st.click_tracking)
-                       .add(now)));
+                       .add(now)
+                       .add(st.tracking_label)
+                       .add(st.records_json)));
     };
     return impl_->write_lookups<void>(std::move(job));
 }
@@ -234,7 +243,10 @@ asio::awaitable<Result<std::vector<Domain>>> PgStore::domains_due(UnixMs now, in
 }
 
 asio::awaitable<Result<std::vector<DkimKey>>> PgStore::dkim_keys(std::string domain_id) {
-    return impl_->read(
+    // Cached until a change of a key or a domain on any node (Impl::read_cached).
+    std::string key = domain_id;
+    return impl_->read_cached(
+        impl_->dkim_keys, std::move(key),
         [domain_id = std::move(domain_id)](Conn& c) -> Result<std::vector<DkimKey>> {
             auto rows = c.exec(
                 "SELECT id, domain_id, selector, private_key, public_key, active, created_at "
@@ -253,8 +265,7 @@ asio::awaitable<Result<std::vector<DkimKey>>> PgStore::dkim_keys(std::string dom
                                       .created_at = r.int64(6)});
             }
             return out;
-        },
-        false);
+        });
 }
 
 asio::awaitable<Result<std::vector<DkimZoneEntry>>> PgStore::dkim_zone() {
@@ -273,6 +284,96 @@ asio::awaitable<Result<std::vector<DkimZoneEntry>>> PgStore::dkim_zone() {
         }
         return out;
     });
+}
+
+asio::awaitable<Result<void>> PgStore::start_dkim_rotation(std::string account_id,
+                                                           std::string domain_id, DkimKey k) {
+    auto job = [account_id = std::move(account_id), domain_id = std::move(domain_id),
+                k = std::move(k)](Conn& c, Batch&) -> Result<void> {
+        auto r = c.exec(
+            "UPDATE domains SET dkim_pending = $3 "
+            "WHERE account_id = $1 AND id = $2 AND dkim_pending IS NULL AND dkim_selector <> $3",
+            Params().add(account_id).add(domain_id).add(k.selector));
+        if (!r) return r.error();
+        if (r->affected() == 0) {
+            auto e = c.exec("SELECT 1 FROM domains WHERE account_id = $1 AND id = $2",
+                            Params().add(account_id).add(domain_id));
+            if (!e) return e.error();
+            return e->empty() ? errc::not_found : errc::conflict;
+        }
+        auto del = c.exec("DELETE FROM dkim_keys WHERE domain_id = $1 AND selector = $2",
+                          Params().add(domain_id).add(k.selector));
+        if (!del) return del.error();
+        auto ins = c.exec(
+            "INSERT INTO dkim_keys (id, domain_id, selector, private_key, public_key, active, "
+            "created_at) VALUES ($1, $2, $3, $4, $5, false, $6)",
+            Params()
+                .add(k.id)
+                .add(domain_id)
+                .add(k.selector)
+                .bytes(k.sealed_private_key)
+                .add(k.public_key)
+                .add(k.created_at));
+        if (!ins) return ins.error();
+        return {};
+    };
+    return impl_->write_lookups<void>(std::move(job));
+}
+
+asio::awaitable<Result<void>> PgStore::finish_dkim_rotation(std::string domain_id,
+                                                            std::string selector, UnixMs now) {
+    auto job = [domain_id = std::move(domain_id), selector = std::move(selector), now](
+                   Conn& c, Batch&) -> Result<void> {
+        auto r = found(c.exec(
+            "UPDATE domains SET dkim_selector = $2, dkim_pending = NULL, dkim_rotated_at = $3, "
+            "updated_at = $3 WHERE id = $1 AND dkim_pending = $2",
+            Params().add(domain_id).add(selector).add(now)));
+        if (!r) return r;
+        auto k = c.exec("UPDATE dkim_keys SET active = (selector = $2) WHERE domain_id = $1",
+                        Params().add(domain_id).add(selector));
+        if (!k) return k.error();
+        return {};
+    };
+    return impl_->write_lookups<void>(std::move(job));
+}
+
+asio::awaitable<Result<std::vector<Domain>>> PgStore::tracking_domains(std::string label,
+                                                                       std::string name) {
+    // Cached until a change of a key or a domain on any node (Impl::read_cached).
+    std::string key = label + '\0' + name;
+    return impl_->read_cached(
+        impl_->tracking_hosts, std::move(key),
+        [label = std::move(label), name = std::move(name)](Conn& c) {
+            return read_domains(c.exec(std::string("SELECT ") + kDomainColumns +
+                                           " FROM domains WHERE name = $1 AND tracking_label = $2"
+                                           " ORDER BY created_at, id",
+                                       Params().add(name).add(label)));
+        });
+}
+
+asio::awaitable<Result<std::vector<Domain>>> PgStore::domains_rotating(int limit) {
+    return impl_->read(
+        [limit](Conn& c) {
+            return read_domains(c.exec(std::string("SELECT ") + kDomainColumns +
+                                           " FROM domains WHERE dkim_pending IS NOT NULL "
+                                           "ORDER BY updated_at, id LIMIT $1",
+                                       Params().add(limit)));
+        },
+        false);
+}
+
+asio::awaitable<Result<std::vector<Domain>>> PgStore::domains_with_keys_before(
+    domain::DomainStatus status, UnixMs made_before, int limit) {
+    return impl_->read(
+        [status, made_before, limit](Conn& c) {
+            return read_domains(c.exec(
+                std::string("SELECT ") + kDomainColumns +
+                    " FROM domains d WHERE d.status = $1 AND d.dkim_pending IS NULL AND "
+                    "EXISTS (SELECT 1 FROM dkim_keys k WHERE k.domain_id = d.id AND k.active "
+                    "AND k.created_at <= $2) ORDER BY d.updated_at, d.id LIMIT $3",
+                Params().add(domain::name(status)).add(made_before).add(limit)));
+        },
+        false);
 }
 
 }  // namespace posthorn::store::pg

@@ -87,6 +87,15 @@ class PgStore final : public Store {
     asio::awaitable<Result<std::vector<Domain>>> domains_due(UnixMs now, int limit) override;
     asio::awaitable<Result<std::vector<DkimKey>>> dkim_keys(std::string domain_id) override;
     asio::awaitable<Result<std::vector<DkimZoneEntry>>> dkim_zone() override;
+    asio::awaitable<Result<void>> start_dkim_rotation(std::string account_id, std::string domain_id,
+                                                      DkimKey key) override;
+    asio::awaitable<Result<void>> finish_dkim_rotation(std::string domain_id, std::string selector,
+                                                       UnixMs now) override;
+    asio::awaitable<Result<std::vector<Domain>>> domains_rotating(int limit) override;
+    asio::awaitable<Result<std::vector<Domain>>> tracking_domains(std::string label,
+                                                                  std::string name) override;
+    asio::awaitable<Result<std::vector<Domain>>> domains_with_keys_before(
+        domain::DomainStatus status, UnixMs made_before, int limit) override;
 
     asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) override;
     asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(std::string account_id,

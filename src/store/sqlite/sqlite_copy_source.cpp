@@ -30,7 +30,9 @@ const std::map<std::string_view, const char*, std::less<>>& selects() {
         {"domains",
          "SELECT id, account_id, name, status, token, sending, inbound, open_tracking, "
          "click_tracking, records, first_verify_at, last_checked_at, next_check_at, "
-         "verified_at, created_at, updated_at FROM domains ORDER BY rowid"},
+         "verified_at, created_at, updated_at, dkim_selector, dkim_pending, dkim_rotated_at, "
+         "tracking_label "
+         "FROM domains ORDER BY rowid"},
         {"dkim_keys",
          "SELECT id, domain_id, selector, private_key, public_key, active, created_at "
          "FROM dkim_keys ORDER BY rowid"},

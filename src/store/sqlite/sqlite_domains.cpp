@@ -7,7 +7,7 @@ namespace {
 constexpr const char* kDomainColumns =
     "id, account_id, name, status, token, sending, inbound, open_tracking, click_tracking, "
     "records, first_verify_at, last_checked_at, next_check_at, verified_at, created_at, "
-    "updated_at";
+    "updated_at, dkim_selector, dkim_pending, dkim_rotated_at, tracking_label";
 
 Domain read_domain(const Stmt& s) {
     return Domain{.id = s.text(0),
@@ -25,7 +25,11 @@ Domain read_domain(const Stmt& s) {
                   .next_check_at = s.opt_int64(12),
                   .verified_at = s.opt_int64(13),
                   .created_at = s.int64(14),
-                  .updated_at = s.int64(15)};
+                  .updated_at = s.int64(15),
+                  .dkim_selector = s.text(16),
+                  .dkim_pending = s.opt_text(17).value_or(""),
+                  .dkim_rotated_at = s.opt_int64(18),
+                  .tracking_label = s.text(19)};
 }
 
 Result<std::vector<Domain>> read_domains(Stmt& s) {
@@ -56,8 +60,8 @@ asio::awaitable<Result<void>> SqliteStore::create_domain(Domain d, std::vector<D
     auto job = [d = std::move(d), keys = std::move(keys)](Db& db) -> Result<void> {
         auto s = db.prepare(
             "INSERT INTO domains (id, account_id, name, status, token, sending, inbound, "
-            "open_tracking, click_tracking, records, created_at, updated_at) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+            "open_tracking, click_tracking, records, created_at, updated_at, dkim_selector, "
+            "tracking_label) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
         if (!s) return s.error();
         auto r = s->bind(1, d.id)
                      .bind(2, d.account_id)
@@ -71,6 +75,8 @@ asio::awaitable<Result<void>> SqliteStore::create_domain(Domain d, std::vector<D
                      .bind(10, d.records_json)
                      .bind(11, d.created_at)
                      .bind(12, d.updated_at)
+                     .bind(13, d.dkim_selector)
+                     .bind(14, d.tracking_label)
                      .run();
         if (!r) return r.error();
         for (const auto& k : keys) {
@@ -141,7 +147,8 @@ asio::awaitable<Result<void>> SqliteStore::update_domain_settings(std::string ac
         auto s = db.prepare(
             "UPDATE domains SET sending = COALESCE(?3, sending), inbound = COALESCE(?4, inbound), "
             "open_tracking = COALESCE(?5, open_tracking), "
-            "click_tracking = COALESCE(?6, click_tracking), updated_at = ?7 "
+            "click_tracking = COALESCE(?6, click_tracking), updated_at = ?7, "
+            "tracking_label = COALESCE(?8, tracking_label), records = COALESCE(?9, records) "
             "WHERE account_id = ?1 AND id = ?2");
         if (!s) return s.error();
         auto as_int = [](std::optional<bool> b) -> std::optional<std::int64_t> {
@@ -155,6 +162,8 @@ asio::awaitable<Result<void>> SqliteStore::update_domain_settings(std::string ac
                      .bind(5, as_int(st.open_tracking))
                      .bind(6, as_int(st.click_tracking))
                      .bind(7, now)
+                     .bind(8, st.tracking_label)
+                     .bind(9, st.records_json)
                      .run();
         if (!r) return r.error();
         if (db.changes() == 0) return errc::not_found;
@@ -232,26 +241,29 @@ asio::awaitable<Result<std::vector<Domain>>> SqliteStore::domains_due(UnixMs now
 }
 
 asio::awaitable<Result<std::vector<DkimKey>>> SqliteStore::dkim_keys(std::string domain_id) {
-    return impl_->read([domain_id = std::move(domain_id)](Db& db) -> Result<std::vector<DkimKey>> {
-        auto s = db.prepare(
-            "SELECT id, domain_id, selector, private_key, public_key, active, created_at "
-            "FROM dkim_keys WHERE domain_id = ?1 ORDER BY selector");
-        if (!s) return s.error();
-        s->bind(1, domain_id);
-        std::vector<DkimKey> out;
-        for (;;) {
-            auto row = s->step();
-            if (!row) return row.error();
-            if (!*row) return out;
-            out.push_back(DkimKey{.id = s->text(0),
-                                  .domain_id = s->text(1),
-                                  .selector = s->text(2),
-                                  .sealed_private_key = s->text(3),
-                                  .public_key = s->text(4),
-                                  .active = s->int64(5) != 0,
-                                  .created_at = s->int64(6)});
-        }
-    });
+    const std::string key = domain_id;
+    return impl_->read_cached(
+        impl_->dkim_keys, key,
+        [domain_id = std::move(domain_id)](Db& db) -> Result<std::vector<DkimKey>> {
+            auto s = db.prepare(
+                "SELECT id, domain_id, selector, private_key, public_key, active, created_at "
+                "FROM dkim_keys WHERE domain_id = ?1 ORDER BY selector");
+            if (!s) return s.error();
+            s->bind(1, domain_id);
+            std::vector<DkimKey> out;
+            for (;;) {
+                auto row = s->step();
+                if (!row) return row.error();
+                if (!*row) return out;
+                out.push_back(DkimKey{.id = s->text(0),
+                                      .domain_id = s->text(1),
+                                      .selector = s->text(2),
+                                      .sealed_private_key = s->text(3),
+                                      .public_key = s->text(4),
+                                      .active = s->int64(5) != 0,
+                                      .created_at = s->int64(6)});
+            }
+        });
 }
 
 asio::awaitable<Result<std::vector<DkimZoneEntry>>> SqliteStore::dkim_zone() {
@@ -270,6 +282,99 @@ asio::awaitable<Result<std::vector<DkimZoneEntry>>> SqliteStore::dkim_zone() {
                                         .public_key = s->text(2),
                                         .domain = s->text(3)});
         }
+    });
+}
+
+asio::awaitable<Result<void>> SqliteStore::start_dkim_rotation(std::string account_id,
+                                                               std::string domain_id, DkimKey k) {
+    auto job = [account_id = std::move(account_id), domain_id = std::move(domain_id),
+                k = std::move(k)](Db& db) -> Result<void> {
+        auto s = db.prepare(
+            "UPDATE domains SET dkim_pending = ?3 "
+            "WHERE account_id = ?1 AND id = ?2 AND dkim_pending IS NULL AND dkim_selector <> ?3");
+        if (!s) return s.error();
+        if (auto r = s->bind(1, account_id).bind(2, domain_id).bind(3, k.selector).run(); !r)
+            return r.error();
+        if (db.changes() == 0) {
+            auto e = db.prepare("SELECT 1 FROM domains WHERE account_id = ?1 AND id = ?2");
+            if (!e) return e.error();
+            auto row = e->bind(1, account_id).bind(2, domain_id).step();
+            if (!row) return row.error();
+            return *row ? errc::conflict : errc::not_found;
+        }
+        auto del = db.prepare("DELETE FROM dkim_keys WHERE domain_id = ?1 AND selector = ?2");
+        if (!del) return del.error();
+        if (auto r = del->bind(1, domain_id).bind(2, k.selector).run(); !r) return r.error();
+        auto ins = db.prepare(
+            "INSERT INTO dkim_keys (id, domain_id, selector, private_key, public_key, active, "
+            "created_at) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6)");
+        if (!ins) return ins.error();
+        return ins->bind(1, k.id)
+            .bind(2, domain_id)
+            .bind(3, k.selector)
+            .bind_blob(4, k.sealed_private_key)
+            .bind(5, k.public_key)
+            .bind(6, k.created_at)
+            .run();
+    };
+    return impl_->write_lookups<void>(std::move(job));
+}
+
+asio::awaitable<Result<void>> SqliteStore::finish_dkim_rotation(std::string domain_id,
+                                                                std::string selector, UnixMs now) {
+    auto job = [domain_id = std::move(domain_id), selector = std::move(selector),
+                now](Db& db) -> Result<void> {
+        auto s = db.prepare(
+            "UPDATE domains SET dkim_selector = ?2, dkim_pending = NULL, dkim_rotated_at = ?3, "
+            "updated_at = ?3 WHERE id = ?1 AND dkim_pending = ?2");
+        if (!s) return s.error();
+        if (auto r = s->bind(1, domain_id).bind(2, selector).bind(3, now).run(); !r)
+            return r.error();
+        if (db.changes() == 0) return errc::not_found;
+        auto k = db.prepare("UPDATE dkim_keys SET active = (selector = ?2) WHERE domain_id = ?1");
+        if (!k) return k.error();
+        return k->bind(1, domain_id).bind(2, selector).run();
+    };
+    return impl_->write_lookups<void>(std::move(job));
+}
+
+asio::awaitable<Result<std::vector<Domain>>> SqliteStore::tracking_domains(std::string label,
+                                                                           std::string name) {
+    const std::string key = label + '\0' + name;
+    return impl_->read_cached(
+        impl_->tracking_hosts, key,
+        [label = std::move(label), name = std::move(name)](Db& db) -> Result<std::vector<Domain>> {
+            auto s = db.prepare(std::string("SELECT ") + kDomainColumns +
+                                " FROM domains WHERE name = ?1 AND tracking_label = ?2"
+                                " ORDER BY created_at, id");
+            if (!s) return s.error();
+            s->bind(1, name).bind(2, label);
+            return read_domains(*s);
+        });
+}
+
+asio::awaitable<Result<std::vector<Domain>>> SqliteStore::domains_rotating(int limit) {
+    return impl_->read([limit](Db& db) -> Result<std::vector<Domain>> {
+        auto s = db.prepare(std::string("SELECT ") + kDomainColumns +
+                            " FROM domains WHERE dkim_pending IS NOT NULL"
+                            " ORDER BY updated_at, id LIMIT ?1");
+        if (!s) return s.error();
+        s->bind(1, limit);
+        return read_domains(*s);
+    });
+}
+
+asio::awaitable<Result<std::vector<Domain>>> SqliteStore::domains_with_keys_before(
+    domain::DomainStatus status, UnixMs made_before, int limit) {
+    return impl_->read([status, made_before, limit](Db& db) -> Result<std::vector<Domain>> {
+        auto s = db.prepare(std::string("SELECT ") + kDomainColumns +
+                            " FROM domains d WHERE d.status = ?1 AND d.dkim_pending IS NULL AND "
+                            "EXISTS (SELECT 1 FROM dkim_keys k WHERE k.domain_id = d.id AND "
+                            "k.active = 1 AND k.created_at <= ?2) ORDER BY d.updated_at, d.id "
+                            "LIMIT ?3");
+        if (!s) return s.error();
+        s->bind_ref(1, domain::name(status)).bind(2, made_before).bind(3, limit);
+        return read_domains(*s);
     });
 }
 

@@ -211,8 +211,10 @@ struct PgStore::Impl {
     detail::ReaderPool readers;
     std::unique_ptr<detail::Listener> listener;
     std::atomic<std::uint64_t> lookup_changes{0};
-    store::detail::LookupCache<ApiKey> keys;     // by the key's hash
-    store::detail::LookupCache<Domain> domains;  // by account and name
+    store::detail::LookupCache<ApiKey> keys;                         // by the key's hash
+    store::detail::LookupCache<Domain> domains;                      // by account and name
+    store::detail::LookupCache<std::vector<DkimKey>> dkim_keys;      // by domain id
+    store::detail::LookupCache<std::vector<Domain>> tracking_hosts;  // by label, NUL, name
     std::mutex log_mutex;
     std::vector<LogEntry> log_buffer;  // guarded by log_mutex: entries not yet taken
     int version = 0;

@@ -212,6 +212,8 @@ struct SqliteStore::Impl {
     detail::Epoch epoch;                  // moved by every committed change of a key or domain
     detail::LookupCache<ApiKey> keys;     // by hash
     detail::LookupCache<Domain> domains;  // by account id, NUL, name
+    detail::LookupCache<std::vector<DkimKey>> dkim_keys;      // by domain id
+    detail::LookupCache<std::vector<Domain>> tracking_hosts;  // by label, NUL, name
     int version = 0;
     std::function<void()> queue_listener;               // set before serving, then only read
     std::function<void()> event_listener;               // the same
