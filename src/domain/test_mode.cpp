@@ -22,6 +22,10 @@ bool is_sandbox_sender(std::string_view address) {
     return core::ascii_lower(address) == kSandboxSender;
 }
 
+bool sends_from_sandbox(const ApiKey& key, std::string_view from_address) {
+    return key.test && is_sandbox_sender(from_address);
+}
+
 namespace {
 
 // `change` applied to `email` (its recipients, status and times), as a store would write it.

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string_view>
 
+#include "domain/api_keys.hpp"
 #include "domain/model.hpp"
 
 namespace posthorn::domain {
@@ -44,6 +45,11 @@ TestOutcome test_outcome(std::string_view address);
 
 // Whether `address` is the sandbox sender, which a test key may send from without a domain.
 bool is_sandbox_sender(std::string_view address);
+
+// Whether `key` sends from `from_address` as the sandbox sender, needing no domain: a test
+// key, and the sandbox address. A key tied to a domain still sends only from its domain
+// (key_may_send_from), the sandbox sender included; a live key never sends from it.
+bool sends_from_sandbox(const ApiKey& key, std::string_view from_address);
 
 // The outcomes of a test email just stored (`email`, with all of its recipients and `test`
 // set), as they would have come from delivery: email.sent, then the event of its final

@@ -40,6 +40,11 @@ TEST(TestMode, SpecialAddressesChooseTheOutcomeAnyCase) {
     EXPECT_TRUE(is_sandbox_sender("SANDBOX@Test.Posthorn"));
     EXPECT_FALSE(is_sandbox_sender("sandbox@example.com"));
     EXPECT_FALSE(is_sandbox_sender("other@test.posthorn"));
+    const ApiKey live{.id = "key_1"};
+    const ApiKey test{.id = "key_2", .test = true};
+    EXPECT_TRUE(sends_from_sandbox(test, "sandbox@test.posthorn"));
+    EXPECT_FALSE(sends_from_sandbox(live, "sandbox@test.posthorn"));
+    EXPECT_FALSE(sends_from_sandbox(test, "me@example.com"));
 }
 
 TEST(TestMode, DeliveredAndCapturedEndDeliveredWithSentAndDelivered) {

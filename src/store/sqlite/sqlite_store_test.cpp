@@ -18,8 +18,8 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (021_webhook_secret_rotation).
-constexpr int kLatestVersion = 21;
+// The schema version of the last migration (022_test_emails).
+constexpr int kLatestVersion = 22;
 
 namespace fs = std::filesystem;
 
