@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# `make run`: on a new data dir, create the dev account and an API key and print a curl
-# line; then run the server in the foreground with config/posthorn.dev.toml.
+# `make run`: on a new data dir, create the dev account, a live API key and a test-mode key
+# (docs/test-mode.md), and print curl lines: one that uses the live key, and two that send an
+# email with the test key (from the sandbox sender, no domain needed) and read it back as
+# DELIVERED; then run the server in the foreground with config/posthorn.dev.toml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/posthorn
@@ -27,6 +29,7 @@ fi
 if [[ ! -f "$data_dir/posthorn.db" ]]; then
   "$bin" --config "$config" account create dev >/dev/null
   key=$("$bin" --config "$config" key create --account dev | tail -n1)
+  test_key=$("$bin" --config "$config" key create --account dev --test | tail -n1)
   cat <<MSG
 
   posthorn: a new data dir at $data_dir, with the account "dev" and this API key
@@ -34,9 +37,22 @@ if [[ ! -f "$data_dir/posthorn.db" ]]; then
 
     $key
 
-  Try it, once the server below says it is serving:
+  and a test-mode key, whose mail is accepted and recorded but never delivered
+  (docs/test-mode.md):
+
+    $test_key
+
+  Try them, once the server below says it is serving:
 
     curl -s -H "Authorization: Bearer $key" "http://$listen/v1/logs"
+
+  Send a first email with the test key, from the sandbox sender (no domain to verify yet):
+
+    id=\$(curl -s -H "Authorization: Bearer $test_key" -H "Content-Type: application/json" -d '{"from":"sandbox@test.posthorn","to":"delivered@test.posthorn","subject":"Hello","text":"My first email"}' "http://$listen/v1/emails" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p'); echo "\$id"
+
+  and read it back (status DELIVERED, "test": true):
+
+    curl -s -H "Authorization: Bearer $test_key" "http://$listen/v1/emails/\$id"
 
   $cert_note
 
@@ -46,6 +62,7 @@ else
 
   posthorn: using the existing data dir $data_dir. Keys are stored only as hashes;
   make a new one with:  $bin --config $config key create --account dev
+  (add --test for a test-mode key: docs/test-mode.md)
 
   $cert_note
 

@@ -27,6 +27,7 @@ json::object to_json(const store::ApiKey& k, const std::string& domain_name) {
             {"permission", domain::name(k.permission)},
             {"domain_id", k.domain_id ? json::value(*k.domain_id) : nullptr},
             {"domain", domain_name.empty() ? json::value(nullptr) : json::value(domain_name)},
+            {"test", k.test},
             {"created_at", format_iso8601(k.created_at)},
             {"revoked_at", k.revoked_at ? json::value(format_iso8601(*k.revoked_at)) : nullptr}};
 }
@@ -86,7 +87,8 @@ asio::awaitable<http::Response> create_api_key(Context ctx) {
                     .created_at = now,
                     .name = std::move(req.name),
                     .permission = req.permission,
-                    .domain_id = std::move(domain_id)};
+                    .domain_id = std::move(domain_id),
+                    .test = req.test};
     auto body = to_json(k, domain_name);
     body["key"] = made.key;  // shown here, once: only its hash is kept
     auto r = co_await ctx.deps.accounts.create_api_key(std::move(k));

@@ -147,6 +147,9 @@ std::variant<ApiKeyCreate, BodyError> read_api_key_create(const json::value& bod
             if (!value.is_string() || value.as_string().empty())
                 return error("domain must be a domain name or id of this account, or null");
             out.domain = std::string(value.as_string());
+        } else if (key == "test") {
+            if (!value.is_bool()) return error("test must be true or false");
+            out.test = value.as_bool();
         } else {
             return error("unknown field '" + std::string(key) + "'");
         }

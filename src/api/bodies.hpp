@@ -32,13 +32,15 @@ std::variant<DomainCreate, BodyError> read_domain_create(const boost::json::valu
 // label: its length with the domain's name is the handler's to check).
 std::variant<store::DomainSettings, BodyError> read_domain_settings(const boost::json::value& body);
 
-// POST /v1/api-keys {name, permission, domain?}: name 1 to 100 characters without control
-// characters, permission "full" or "sending", domain a string naming one of the account's
-// domains (its dom_ id or its name: the handler finds it) or null.
+// POST /v1/api-keys {name, permission, domain?, test?}: name 1 to 100 characters without
+// control characters, permission "full" or "sending", domain a string naming one of the
+// account's domains (its dom_ id or its name: the handler finds it) or null, test true for a
+// test-mode key (domain/test_mode.hpp; false or absent: a live key).
 struct ApiKeyCreate {
     std::string name;
     domain::KeyPermission permission = domain::KeyPermission::full;
     std::optional<std::string> domain;
+    bool test = false;
 };
 std::variant<ApiKeyCreate, BodyError> read_api_key_create(const boost::json::value& body);
 

@@ -62,7 +62,9 @@ json::object email_summary(const store::Email& e) {
             {"subject", e.subject},
             {"from", from_display(e)},
             {"tags", tags_json(e.tags)},
-            {"metadata", metadata_json(e.metadata_json)}};
+            {"metadata", metadata_json(e.metadata_json)},
+            // Sent with a test key: never delivered (docs/test-mode.md).
+            {"test", e.test}};
 }
 
 // The list filters shared by GET /v1/email and GET /v1/emails/envelope.

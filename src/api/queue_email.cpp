@@ -15,6 +15,7 @@
 #include "crypto/keys.hpp"
 #include "domain/api_keys.hpp"
 #include "domain/sending_domain.hpp"
+#include "domain/test_mode.hpp"
 #include "mail/parse.hpp"
 
 namespace posthorn::api {
@@ -101,9 +102,15 @@ asio::awaitable<Result<std::string>> key_domain_refusal(const Deps& deps, store:
 asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req) {
     using R = std::variant<Queued, Refused>;
     const auto from_domain = req.from.domain;
+    // Test mode (domain/test_mode.hpp): a test key sends from the sandbox sender without a
+    // domain (the email has none); its mail is settled at once and never delivered.
+    const bool test = req.key.test;
+    const bool sandbox = domain::sends_from_sandbox(req.key, req.from.address());
     auto account = req.account_id;
     Result<store::Domain> sender = store::errc::not_found;
-    if (req.domain)
+    if (sandbox)
+        sender = store::Domain{.name = from_domain};  // no domain: id "", no tracking
+    else if (req.domain)
         sender = std::move(*req.domain);
     else
         sender = co_await deps.domains.find_domain_by_name(std::move(account), from_domain);
@@ -114,12 +121,18 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
         if (!why) co_return R(store_failed("read the key's domain", why.error()));
         co_return R(Refused{403, "FORBIDDEN", std::move(*why)});
     }
-    switch (sender ? domain::may_send_from(sender->status, sender->sending)
-                   : domain::SendCheck::not_verified) {
+    const auto check = sandbox  ? domain::SendCheck::ok
+                       : sender ? domain::may_send_from(sender->status, sender->sending)
+                                : domain::SendCheck::not_verified;
+    switch (check) {
         case domain::SendCheck::not_verified:
-            co_return R(
-                Refused{403, "DOMAIN_NOT_VERIFIED",
-                        "the domain " + from_domain + " is not a verified domain of this account"});
+            co_return R(Refused{403, "DOMAIN_NOT_VERIFIED",
+                                "the domain " + from_domain +
+                                    " is not a verified domain of this account" +
+                                    (domain::is_sandbox_sender(req.from.address())
+                                         ? std::string(" (") + std::string(domain::kSandboxSender) +
+                                               " sends only with a test key)"
+                                         : std::string())});
         case domain::SendCheck::sending_disabled:
             co_return R(Refused{403, "SENDING_DISABLED",
                                 "sending is disabled for the domain " + from_domain});
@@ -149,8 +162,10 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.subject = std::move(req.subject);
     e.message_id = req.message_id.empty() ? e.id + "@" + deps.smtp_hostname : req.message_id;
     e.return_token = return_token(e.id);
-    e.track_opens = req.track_opens.value_or(sender->open_tracking);
-    e.track_clicks = req.track_clicks.value_or(sender->click_tracking);
+    // Test mail is read by nobody, so there is nothing to track: its HTML is kept as given.
+    e.track_opens = !test && req.track_opens.value_or(sender->open_tracking);
+    e.track_clicks = !test && req.track_clicks.value_or(sender->click_tracking);
+    e.test = test;
     e.source = req.source;
     e.api_key_id = req.key.id;
     e.tags = std::move(req.tags);
@@ -177,6 +192,19 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     add(req.to, domain::RecipientType::to);
     add(req.cc, domain::RecipientType::cc);
     add(req.bcc, domain::RecipientType::bcc);
+    auto answered = e.status;  // stored QUEUED; a test email's answer: how it ends
+    if (test) {
+        // Settled in the write that stores it (NewEmail::settle): never queued. The answer
+        // says the status it ends with (the rule on these recipients, numbered as stored).
+        n.settle = [now](const domain::Email& current) {
+            return domain::settle_test_email(current, now);
+        };
+        domain::Email preview = e;
+        preview.recipients = n.recipients;
+        std::int64_t rid = 0;
+        for (auto& r : preview.recipients) r.id = ++rid;
+        if (auto settled = domain::settle_test_email(preview, now)) answered = settled->status;
+    }
 
     // Tracked mail's URLs: under the domain's own tracking host once it is verified.
     const std::string tracking_base =
@@ -223,7 +251,7 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     body.reserve(96 + e.id.size() + e.to_display.size() + e.subject.size() + from.size());
     const std::pair<std::string_view, std::string_view> fields[] = {
         {"{\"id\":", e.id},
-        {",\"status\":", domain::name(e.status)},
+        {",\"status\":", domain::name(answered)},
         {",\"created_at\":", created_at},
         {",\"to\":", e.to_display},
         {",\"subject\":", e.subject},

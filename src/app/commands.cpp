@@ -53,7 +53,7 @@ int account_create(const Config& config, const std::string& name) {
     return 0;
 }
 
-int key_create(const Config& config, const std::string& account_name) {
+int key_create(const Config& config, const std::string& account_name, bool test) {
     auto store = open_or_die(config);
     auto account = block_on(store->find_account_by_name(account_name));
     if (!account) return fail("no account named '" + account_name + "'");
@@ -65,10 +65,12 @@ int key_create(const Config& config, const std::string& account_name) {
                       .prefix = k.prefix,
                       .hash = k.hash,
                       .created_at = now,
-                      .permission = domain::KeyPermission::full};  // the operator's: full
+                      .permission = domain::KeyPermission::full,  // the operator's: full
+                      .test = test};
     if (auto r = block_on(store->create_api_key(row)); !r)
         return fail("cannot create the key: " + r.error().message());
     std::cout << "key id: " << row.id << " (account " << account->name
+              << (test ? ", test mode: its mail is never delivered" : "")
               << "); the key is shown only now:\n"
               << k.key << "\n";
     return 0;
@@ -85,6 +87,7 @@ int key_list(const Config& config, const std::string& account_name) {
         // here is a full key of no domain.
         std::string scope(domain::name(k.permission));
         if (k.domain_id) scope += " " + *k.domain_id;
+        if (k.test) scope += " test";
         if (!k.name.empty()) scope += " \"" + k.name + "\"";
         std::cout << fmt::format(
             "{}  {}…  {}  created {}  {}\n", k.id, k.prefix, scope, format_iso8601(k.created_at),

@@ -9,7 +9,8 @@
 namespace posthorn::app {
 
 int account_create(const Config& config, const std::string& name);
-int key_create(const Config& config, const std::string& account_name);
+// `test`: a test-mode key (domain/test_mode.hpp), whose mail is never delivered.
+int key_create(const Config& config, const std::string& account_name, bool test = false);
 int key_list(const Config& config, const std::string& account_name);
 int key_revoke(const Config& config, const std::string& key_id);
 // `posthorn dns zone`: the DKIM TXT records the operator's DNS serves under dns.dkim_zone.

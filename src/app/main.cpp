@@ -67,6 +67,10 @@ int run(int argc, char** argv) {
     std::string key_account, key_id;
     auto* key_create = key->add_subcommand("create", "create a key; the key is the last line");
     key_create->add_option("--account", key_account, "account name")->required();
+    bool key_test = false;
+    key_create->add_flag("--test", key_test,
+                         "a test-mode key: its mail is accepted and recorded, never delivered "
+                         "(docs/test-mode.md)");
     auto* key_list = key->add_subcommand("list", "list an account's keys (never the keys)");
     key_list->add_option("--account", key_account, "account name")->required();
     auto* key_revoke = key->add_subcommand("revoke", "revoke a key: it answers 401 from now on");
@@ -143,7 +147,7 @@ int run(int argc, char** argv) {
         if (serve_cmd->parsed()) return app::serve(config);
         log::set_level(std::max(config.log.level, log::Level::warn));  // results, not chatter
         if (account_create->parsed()) return app::account_create(config, account_name);
-        if (key_create->parsed()) return app::key_create(config, key_account);
+        if (key_create->parsed()) return app::key_create(config, key_account, key_test);
         if (key_list->parsed()) return app::key_list(config, key_account);
         if (key_revoke->parsed()) return app::key_revoke(config, key_id);
         if (dns_zone->parsed()) return app::dns_zone(config);

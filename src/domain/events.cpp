@@ -57,7 +57,7 @@ void append_bounce(std::string& out, const std::optional<Bounce>& b) {
     out += '}';
 }
 
-// ,"tags":[…],"metadata":… of `email`. The metadata was checked and serialized when the
+// ,"tags":[…],"metadata":…,"test":… of `email`. The metadata was checked and serialized when the
 // email was accepted (api/send_request.cpp): it is a JSON object, spliced as it is.
 void append_labels(std::string& out, const Email& email) {
     out += ",\"tags\":[";
@@ -74,6 +74,7 @@ void append_labels(std::string& out, const Email& email) {
     out += "],\"metadata\":";
     out += email.metadata_json.empty() ? std::string_view("null")
                                        : std::string_view(email.metadata_json);
+    out += email.test ? ",\"test\":true" : ",\"test\":false";
 }
 
 }  // namespace

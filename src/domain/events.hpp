@@ -19,20 +19,21 @@ Event make_event(EventKind kind, std::string account_id, std::optional<std::stri
 // The event an email raises when it reaches a final status.
 EventKind event_for(EmailStatus final_status);
 
-// Every email.* event carries the email's tags and metadata as the account gave them:
-//   "tags":[{"name":…,"value":…}],"metadata":{…} (null when none was given)
+// Every email.* event carries the email's tags and metadata as the account gave them, and
+// whether it was sent in test mode (test_mode.hpp):
+//   "tags":[{"name":…,"value":…}],"metadata":{…} (null when none was given),"test":false
 
 // The data of an email.* event about delivery: the email's id and status, and the
 // recipients it is about, each with its address, status, attempts, the last reply and, for
 // one given up, its bounce {type, code, message} (null otherwise), then the tags and the
 // metadata of `email`:
 //   {"email_id":…,"status":…,"recipients":[{"email":…,"status":…,"attempts":…,
-//    "response":…,"bounce":…}],"tags":[…],"metadata":…}
+//    "response":…,"bounce":…}],"tags":[…],"metadata":…,"test":…}
 std::string email_event_data(const Email& email, EmailStatus status,
                              const std::vector<const Recipient*>& about);
 
 // The data of email.opened / email.clicked:
-//   {"email_id","ip","user_agent"[,"url"],"tags","metadata"}.
+//   {"email_id","ip","user_agent"[,"url"],"tags","metadata","test"}.
 std::string engagement_data(const Email& email, std::string_view ip, std::string_view user_agent,
                             const std::optional<std::string>& url);
 

@@ -90,6 +90,8 @@ TEST(Events, PayloadsAreJsonWithTheirFields) {
     // Without tags or metadata: an empty list and null.
     EXPECT_TRUE(data.at("tags").as_array().empty());
     EXPECT_TRUE(data.at("metadata").is_null());
+    // A live email says it is no test (test_mode.hpp).
+    EXPECT_FALSE(data.at("test").as_bool());
 
     auto open = json::parse(engagement_data(email, "192.0.2.1", "UA", std::nullopt)).as_object();
     EXPECT_EQ(open.at("ip").as_string(), "192.0.2.1");

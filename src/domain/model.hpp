@@ -81,8 +81,11 @@ struct Email {
     std::optional<UnixMs> failed_at;
     std::optional<UnixMs> opened_at;
     std::optional<UnixMs> clicked_at;
-    std::vector<Tag> tags;              // in the order given; names unique
-    std::string metadata_json;          // the account's JSON object, serialized; "" when none
+    std::vector<Tag> tags;      // in the order given; names unique
+    std::string metadata_json;  // the account's JSON object, serialized; "" when none
+    // Sent with a test key (test_mode.hpp): never delivered, its recipients' outcomes decided
+    // when it was accepted; every event of it says so.
+    bool test = false;
     std::vector<Recipient> recipients;  // filled where asked for
 };
 

@@ -77,7 +77,8 @@ const std::vector<CopyTable>& copy_tables() {
           {"raw", K::bytes},        // the message as built
           {"api_key_id", K::text},  // the key that sent it (NULL: not known)
           {"tags", K::text},        // one "name=value" a line (store/detail/tag_codec.hpp)
-          {"metadata", K::text}}},  // the JSON object given (migrations 020 / 007)
+          {"metadata", K::text},    // the JSON object given (migrations 020 / 007)
+          {"test", K::boolean}}},   // sent with a test key (migrations 022 / 009)
         {"email_tags",              // one row per tag of an email: what a tag filter reads
          {{"account_id", K::text}, {"name", K::text}, {"value", K::text}, {"email_id", K::text}}},
         {"recipients",

@@ -131,7 +131,9 @@ class EmailStore {
     virtual ~EmailStore() = default;
     // The email, its envelope, recipients, raw message and idempotency key in one durable
     // transaction. If the account already holds the (unexpired) idempotency key, nothing
-    // is written and the stored response comes back instead.
+    // is written and the stored response comes back instead. With `settle`, the email is read
+    // back with its recipients in that transaction, handed to it, and what it answers written
+    // as change_email writes it (statuses, events, suppressions); delivery is not woken.
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) = 0;
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(
         std::string account_id, std::string key, UnixMs now) = 0;

@@ -147,6 +147,10 @@ struct StoredResponse {
     std::string body;
 };
 
+// What the product's rules make of an email as it stands (with its recipients when asked
+// for): the change to write, or nullopt for none (EmailStore::change_email).
+using EmailDecision = std::function<std::optional<EmailChange>(const Email& current)>;
+
 struct NewEmail {
     Email email;               // its envelope_id set
     int total_recipients = 0;  // of the envelope: to + cc + bcc as given
@@ -155,11 +159,12 @@ struct NewEmail {
     std::optional<std::string> idempotency_key;
     StoredResponse response;  // what an idempotent replay answers
     UnixMs idempotency_expires_at = 0;
+    // The product's decision on the email as just stored (with all its recipients and their
+    // ids), written in the same transaction as change_email writes one: the recipients'
+    // outcomes decided at acceptance (test mode, domain/test_mode.hpp), whose final
+    // recipients the queue never claims. Empty: none; the recipients wait in the queue.
+    EmailDecision settle;
 };
-
-// What the product's rules make of an email as it stands (with its recipients when asked
-// for): the change to write, or nullopt for none (EmailStore::change_email).
-using EmailDecision = std::function<std::optional<EmailChange>(const Email& current)>;
 
 struct SearchQuery {
     std::string account_id;

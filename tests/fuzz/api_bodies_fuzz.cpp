@@ -99,10 +99,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (k->domain && k->domain->empty()) __builtin_trap();
         json::object again{{"name", k->name}, {"permission", domain::name(k->permission)}};
         if (k->domain) again["domain"] = *k->domain;
+        if (k->test) again["test"] = true;
         auto r2 = api::read_api_key_create(again);
         const auto* same = std::get_if<api::ApiKeyCreate>(&r2);
         if (!same || same->name != k->name || same->permission != k->permission ||
-            same->domain != k->domain)
+            same->domain != k->domain || same->test != k->test)
             __builtin_trap();
     } else {
         auto r = api::read_webhook_fields(body, allow_private);

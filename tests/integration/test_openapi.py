@@ -163,6 +163,22 @@ def test_answers_match_the_document(posthorn_factory, dns):
     call("DELETE", f"/v1/api-keys/{made['id']}", key=key, expect=200)
     call("DELETE", "/v1/api-keys/key_00000000000000000000000000", key=key, expect=404)
 
+    # Test mode: a test key (its `test` in the key's schema), a send from the sandbox sender,
+    # the email and the list with their `test`, and a live key refused the sandbox.
+    tk = call("POST", "/v1/api-keys", key=key,
+              body={"name": "try", "permission": "full", "test": True}, expect=201).json()
+    assert tk["test"] is True
+    call("POST", "/v1/api-keys", key=key, body={"name": "x", "permission": "full", "test": "y"},
+         expect=400)
+    trial = call("POST", "/v1/emails", key=tk["key"],
+                 body={"from": "sandbox@test.posthorn", "to": "bounced@test.posthorn",
+                       "subject": "Hi", "text": "x"}, expect=200).json()
+    assert call("GET", f"/v1/emails/{trial['id']}", key=tk["key"], expect=200).json()["test"]
+    call("GET", "/v1/email?status=BOUNCED", key=key, expect=200)
+    call("POST", "/v1/emails", key=key,
+         body={"from": "sandbox@test.posthorn", "to": "delivered@test.posthorn",
+               "subject": "Hi", "text": "x"}, expect=403)
+
     # Suppressions.
     call("POST", "/v1/suppressions", key=key, body={"email": "gone@example.net"}, expect=200)
     call("POST", "/v1/suppressions", key=key, body={"email": "gone@example.net"}, expect=409)

@@ -12,7 +12,7 @@ constexpr const char* kEmailColumns =
     "coalesce(e.from_name, ''), e.to_display, e.subject, e.message_id, e.return_token, "
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
     "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, e.envelope_id, "
-    "coalesce(e.api_key_id, ''), coalesce(e.tags, ''), coalesce(e.metadata, '')";
+    "coalesce(e.api_key_id, ''), coalesce(e.tags, ''), coalesce(e.metadata, ''), e.test";
 
 Email read_email(const Row& r) {
     return Email{.id = r.text(0),
@@ -39,7 +39,8 @@ Email read_email(const Row& r) {
                  .opened_at = r.opt_int64(19),
                  .clicked_at = r.opt_int64(20),
                  .tags = store::detail::decode_tags(r.text(23)),
-                 .metadata_json = r.text(24)};
+                 .metadata_json = r.text(24),
+                 .test = r.boolean(25)};
 }
 
 Result<std::optional<StoredResponse>> idempotent(Conn& c, const std::string& account_id,
@@ -131,15 +132,16 @@ Result<void> insert_email(Conn& c, const NewEmail& n) {
     else
         p.add(e.metadata_json);
     p.texts(tag_names).texts(tag_values);
+    p.add(e.test);
     // Pipelined (Conn::queue): nothing of it is read back, so the writer sends the next
     // send's statement without waiting for this one's answer.
     auto ec = c.queue(
         "WITH e AS (INSERT INTO emails (id, account_id, domain_id, envelope_id, status, "
         "from_email, from_name, to_display, subject, message_id, return_token, "
         "recipient_addresses, track_opens, track_clicks, source, size_bytes, total_recipients, "
-        "created_at, queued_at, updated_at, raw, api_key_id, tags, metadata) VALUES ($1, $2, "
-        "nullif($3, ''), $4, $5, $6, nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, $16, "
-        "$17, $18, $19, $18, $20, nullif($26, ''), $27, $28) RETURNING id), "
+        "created_at, queued_at, updated_at, raw, api_key_id, tags, metadata, test) VALUES ($1, "
+        "$2, nullif($3, ''), $4, $5, $6, nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, "
+        "$16, $17, $18, $19, $18, $20, nullif($26, ''), $27, $28, $31) RETURNING id), "
         // Its tags (none: no row), in the same statement.
         "t AS (INSERT INTO email_tags (account_id, name, value, email_id) SELECT $2, g.n, g.v, "
         "e.id FROM e, unnest($29::text[], $30::text[]) AS g (n, v) ON CONFLICT DO NOTHING) "
@@ -351,12 +353,26 @@ asio::awaitable<Result<std::optional<StoredResponse>>> PgStore::create_email(New
             if (*held) return held;  // replayed: nothing written
         }
         if (auto r = insert_email(c, n); !r) return r.error();
-        b.notify(detail::kQueueChannel);
+        if (!n.settle) {
+            b.notify(detail::kQueueChannel);
+            return std::optional<StoredResponse>{};
+        }
+        // Decided at once (NewEmail::settle), in this transaction: nothing to deliver.
+        auto e = email_where(c, "e.id = $1 AND e.account_id = $2",
+                             Params().add(n.email.id).add(n.email.account_id), true);
+        if (!e) return e.error();
+        if (const auto change = n.settle(*e))
+            if (auto w = write_change(c, b, *e, *change); !w) return w.error();
         return std::optional<StoredResponse>{};
     };
     // A named job, not a lambda temporary, inside co_await (docs/architecture.md).
     auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job));
-    if (r && !*r) impl_->queued();
+    if (r && !*r) {
+        if (email->settle)
+            impl_->events_written();
+        else
+            impl_->queued();
+    }
     co_return r;
 }
 

@@ -13,9 +13,9 @@ constexpr const char* kEmailColumns =
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
     "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, "
     "COALESCE(e.envelope_id, ''), COALESCE(e.api_key_id, ''), COALESCE(e.tags, ''), "
-    "COALESCE(e.metadata, '')";
+    "COALESCE(e.metadata, ''), e.test";
 // The columns after kEmailColumns' (the range of the email's recipients: email_where).
-constexpr int kAfterEmail = 25;
+constexpr int kAfterEmail = 26;
 
 Email read_email(const Stmt& s) {
     return Email{.id = s.text(0),
@@ -42,7 +42,8 @@ Email read_email(const Stmt& s) {
                  .opened_at = s.opt_int64(19),
                  .clicked_at = s.opt_int64(20),
                  .tags = store::detail::decode_tags(s.view(23)),
-                 .metadata_json = s.text(24)};
+                 .metadata_json = s.text(24),
+                 .test = s.int64(25) != 0};
 }
 
 Result<std::optional<StoredResponse>> idempotent(Db& db, const std::string& account_id,
@@ -93,14 +94,15 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
         "INSERT INTO emails (id, account_id, domain_id, status, from_email, from_name, "
         "to_display, subject, message_id, return_token, track_opens, track_clicks, source, "
         "size_bytes, created_at, queued_at, updated_at, envelope_id, total_recipients, body_id, "
-        "first_recipient_id, last_recipient_id, api_key_id, tags, metadata) "
+        "first_recipient_id, last_recipient_id, api_key_id, tags, metadata, test) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15, "
-        "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)");
+        "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)");
     if (!s) return s.error();
     // The text is bound without a copy: `n` outlives the statement's run.
     auto r = s->bind_ref(1, e.id)
                  .bind_ref(2, e.account_id)
-                 .bind_ref(3, e.domain_id)
+                 // None (the sandbox sender of test mode): NULL, as for a deleted domain.
+                 .bind(3, e.domain_id.empty() ? std::optional<std::string>{} : e.domain_id)
                  .bind_ref(4, domain::name(e.status))
                  .bind_ref(5, e.from_email)
                  .bind(6, e.from_name.empty() ? std::optional<std::string>{} : e.from_name)
@@ -124,6 +126,7 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                                           : std::optional(store::detail::encode_tags(e.tags)))
                  .bind(24, e.metadata_json.empty() ? std::optional<std::string>{}
                                                    : std::optional(e.metadata_json))
+                 .bind(25, e.test ? 1 : 0)
                  .run();
     if (!r) return r;
     for (const auto& t : e.tags) {
@@ -363,13 +366,25 @@ asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email
             if (*seen) return seen;
         }
         if (auto r = insert_email(db, n); !r) return r.error();
+        if (n.settle) {  // decided at once (NewEmail::settle), in this transaction
+            auto e = detail::email_where(db, "e.account_id = ?1 AND e.id = ?2", n.email.account_id,
+                                         n.email.id, true);
+            if (!e) return e.error();
+            if (const auto change = n.settle(*e))
+                if (auto w = detail::write_change(db, *e, *change); !w) return w.error();
+        }
         return std::optional<StoredResponse>{};
     };
     // A named job, not a lambda temporary, inside co_await (docs/architecture.md).
     auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job));
     if (r && !*r) {
-        impl_->recent_messages.put(email->email.account_id, email->email.id, email, &email->raw);
-        if (impl_->queue_listener) impl_->queue_listener();
+        if (email->settle) {
+            impl_->events_written();  // settled: nothing to deliver, its events to route
+        } else {
+            impl_->recent_messages.put(email->email.account_id, email->email.id, email,
+                                       &email->raw);
+            if (impl_->queue_listener) impl_->queue_listener();
+        }
         if (impl_->search_index) impl_->search_index->poke();
     }
     co_return r;

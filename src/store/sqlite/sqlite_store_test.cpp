@@ -18,7 +18,7 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (021_webhook_secret_rotation).
+// The schema version of the last migration (023_dkim_rotation).
 constexpr int kLatestVersion = 23;
 
 namespace fs = std::filesystem;

@@ -1,0 +1,5 @@
+-- Version 22: test mode (issue 29, point 3; domain/test_mode.hpp). An email sent with a test
+-- key carries test = 1: it was never queued (its recipients' outcomes were written with it)
+-- and every event of it says so. Every email before this version is a live one.
+
+ALTER TABLE emails ADD COLUMN test INTEGER NOT NULL DEFAULT 0;
