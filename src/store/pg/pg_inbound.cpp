@@ -9,7 +9,7 @@ namespace {
 constexpr const char* kInboundColumns =
     "i.id, i.account_id, coalesce(i.domain_id, ''), i.from_email, coalesce(i.from_name, ''), "
     "i.to_address, i.subject, coalesce(i.reply_to, ''), coalesce(i.cc, 'null'), "
-    "coalesce(i.bcc, 'null'), i.received_at";
+    "coalesce(i.bcc, 'null'), i.received_at, coalesce(i.authentication, 'null')";
 
 InboundEmail read_inbound(const Row& r) {
     return InboundEmail{.id = r.text(0),
@@ -22,6 +22,7 @@ InboundEmail read_inbound(const Row& r) {
                         .reply_to = r.text(7),
                         .cc_json = r.text(8),
                         .bcc_json = r.text(9),
+                        .authentication_json = r.text(11),
                         .received_at = r.int64(10)};
 }
 
@@ -91,8 +92,8 @@ asio::awaitable<Result<void>> PgStore::create_inbound(std::vector<InboundEmail> 
         for (const auto& e : emails) {
             auto r = c.exec(
                 "INSERT INTO inbound_emails (id, account_id, domain_id, from_email, from_name, "
-                "to_address, subject, reply_to, cc, bcc, raw, received_at) VALUES ($1, $2, "
-                "nullif($3, ''), $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                "to_address, subject, reply_to, cc, bcc, raw, received_at, authentication) VALUES ($1, $2, "
+                "nullif($3, ''), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
                 Params()
                     .add(e.id)
                     .add(e.account_id)
@@ -105,7 +106,8 @@ asio::awaitable<Result<void>> PgStore::create_inbound(std::vector<InboundEmail> 
                     .add(opt(e.cc_json))
                     .add(opt(e.bcc_json))
                     .bytes(e.raw)
-                    .add(e.received_at));
+                    .add(e.received_at)
+                    .add(opt(e.authentication_json)));
             if (!r) return r.error();
             for (const auto& a : e.attachments) {
                 auto ar = c.exec(
