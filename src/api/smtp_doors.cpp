@@ -375,7 +375,7 @@ class Inbound final : public smtp::SessionHandler {
                                 .mail_from = msg.mail_from,
                                 .from_domain = std::move(from_domain),
                                 .message = msg.data};
-        auto auth_pool = deps_.blocking;
+        auto auth_pool = deps_.inbound_auth ? deps_.inbound_auth : deps_.blocking;
         const auto authentication =
             co_await authenticate_inbound(deps_.resolver, std::move(auth_pool), std::move(auth_in));
         const auto now = deps_.clock.now_ms();

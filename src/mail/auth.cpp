@@ -212,14 +212,41 @@ SpfOutcome check_spf(const AuthInput& in, Budget& budget, const AuthLimits& limi
         out.result = "permerror";
         return out;
     }
-    SPF_response_t* response = nullptr;
+    // What SPF_request_query_mailfrom does, without its first step: it answers "pass" to
+    // any loopback client without looking at the record ("localhost gets a free ride"),
+    // which RFC 7208 does not say (and the client of a local relay or a test is one).
     budget.clear_failed();
-    SPF_request_query_mailfrom(req.get(), &response);
-    out.result = response ? spf_result_name(SPF_response_result(response)) : "temperror";
-    if (response) SPF_response_free(response);
-    // libspf2 reads a DNS failure (TRY_AGAIN) as a permerror; RFC 7208 §2.6.6 calls a
-    // transient DNS error a temperror.
-    if (out.result == "permerror" && budget.failed()) out.result = "temperror";
+    std::unique_ptr<SPF_response_t, decltype(&SPF_response_free)> response(
+        SPF_response_new(req.get()), SPF_response_free);
+    const char* domain = req->use_helo ? req->helo_dom : req->env_from_dp;
+    if (!response || !domain) {
+        out.result = "permerror";
+        return out;
+    }
+    req->cur_dom = domain;
+    SPF_record_t* record = nullptr;
+    const auto err = SPF_server_get_record(server.get(), req.get(), response.get(), &record);
+    if (err == SPF_E_SUCCESS && record) {
+        response->spf_record_exp = record;  // for the exp= modifier, as the library does
+        SPF_record_interpret(record, req.get(), response.get(), 0);
+        response->spf_record_exp = nullptr;
+        SPF_record_free(record);
+        out.result = spf_result_name(SPF_response_result(response.get()));
+    } else {
+        if (record) SPF_record_free(record);
+        // No record is "none"; a record that does not compile (reported among the
+        // response's errors, next to "not SPF") is a permerror.
+        bool broken = err != SPF_E_NOT_SPF;
+        for (int i = 0; i < SPF_response_messages(response.get()); ++i) {
+            SPF_error_t* e = SPF_response_message(response.get(), i);
+            if (e && SPF_error_errorp(e) && SPF_error_code(e) != SPF_E_NOT_SPF) broken = true;
+        }
+        out.result = broken ? "permerror" : "none";
+    }
+    // libspf2 reads a DNS failure (TRY_AGAIN) as a permerror (or "no record"); RFC 7208
+    // §2.6.6 calls a transient DNS error a temperror.
+    if ((out.result == "permerror" || out.result == "none") && budget.failed())
+        out.result = "temperror";
     return out;
 }
 

@@ -93,6 +93,22 @@ TEST(AuthSpf, NullSenderChecksTheHelo) {
     EXPECT_EQ(check_authentication(in, z).spf.result, "fail");
 }
 
+// libspf2's own query answers "pass" to any loopback client; ours reads the record.
+TEST(AuthSpf, LoopbackClientsAreCheckedLikeAnyOther) {
+    Zone z;
+    z.txts["hard.example"] = {"v=spf1 -all"};
+    z.txts["lo.example"] = {"v=spf1 ip4:127.0.0.1 ip6:::1 -all"};
+    auto in = input("x@hard.example", kPlain);
+    in.client_ip = "127.0.0.1";
+    EXPECT_EQ(check_authentication(in, z).spf.result, "fail");
+    in.client_ip = "::1";
+    EXPECT_EQ(check_authentication(in, z).spf.result, "fail");
+    in.mail_from = "x@lo.example";
+    EXPECT_EQ(check_authentication(in, z).spf.result, "pass");
+    in.client_ip = "127.0.0.2";
+    EXPECT_EQ(check_authentication(in, z).spf.result, "fail");
+}
+
 // RFC 7208 §4.6.4: more than 10 mechanisms that ask DNS is a permerror; an include loop
 // never runs on.
 TEST(AuthSpf, DnsLookupsAreBounded) {
