@@ -61,6 +61,7 @@ def stored(ph, key, subject: str) -> dict:
     one = ph.get(f"/v1/emails/inbound/{item['id']}", key=key)
     assert one.status == 200, one
     conforms("InboundEmailDetail", one.json())
+    assert one.json()["text"].startswith("Hello"), one.json()  # the raw message read back
     assert one.json()["authentication"] == item["authentication"]
     return item["authentication"]
 

@@ -92,7 +92,8 @@ asio::awaitable<Result<void>> PgStore::create_inbound(std::vector<InboundEmail> 
         for (const auto& e : emails) {
             auto r = c.exec(
                 "INSERT INTO inbound_emails (id, account_id, domain_id, from_email, from_name, "
-                "to_address, subject, reply_to, cc, bcc, raw, received_at, authentication) VALUES ($1, $2, "
+                "to_address, subject, reply_to, cc, bcc, raw, received_at, authentication) VALUES "
+                "($1, $2, "
                 "nullif($3, ''), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
                 Params()
                     .add(e.id)
@@ -175,7 +176,7 @@ asio::awaitable<Result<InboundEmail>> PgStore::find_inbound(std::string account_
         if (!rows) return rows.error();
         if (rows->empty()) return errc::not_found;
         std::vector<InboundEmail> one{read_inbound(rows->row(0))};
-        one[0].raw = rows->row(0).text(11);
+        one[0].raw = rows->row(0).text(12);
         if (auto r = attachments_of(c, one); !r) return r.error();
         return std::move(one[0]);
     };

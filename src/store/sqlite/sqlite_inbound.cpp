@@ -76,7 +76,8 @@ asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEma
         for (const auto& e : emails) {
             auto s = db.prepare(
                 "INSERT INTO inbound_emails (id, account_id, domain_id, from_email, from_name, "
-                "to_address, subject, reply_to, cc, bcc, raw, received_at, authentication) VALUES (?1, ?2, ?3, "
+                "to_address, subject, reply_to, cc, bcc, raw, received_at, authentication) VALUES "
+                "(?1, ?2, ?3, "
                 "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
             if (!s) return s.error();
             auto opt = [](const std::string& v) {
@@ -244,7 +245,7 @@ asio::awaitable<Result<InboundEmail>> SqliteStore::find_inbound(std::string acco
         if (!row) return row.error();
         if (!*row) return errc::not_found;
         auto e = read_inbound(*s);
-        e.raw = s->text(11);
+        e.raw = s->text(12);
         if (auto r = attachments_of(db, e); !r) return r.error();
         return e;
     };
