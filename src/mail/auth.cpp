@@ -11,7 +11,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#define _Bool bool  // NOLINT(bugprone-reserved-identifier,cppcoreguidelines-macro-usage)
+// NOLINTNEXTLINE(readability-identifier-naming,bugprone-reserved-identifier,cppcoreguidelines-macro-usage)
+#define _Bool bool
 #include <opendkim/dkim.h>
 #undef _Bool
 
