@@ -77,6 +77,10 @@ C_LIBS = [
     CLib("libcurl", r"curl/.+", "webhooks"),
     CLib("libidn2", r"idn2\.h", "mail"),
     CLib("gumbo", r"gumbo\.h", "mail"),
+    # inbound SPF, DKIM and DMARC (mail/auth.cpp)
+    CLib("libspf2", r"spf2/.+", "mail", cpp_only=True),
+    CLib("libopendkim", r"opendkim/.+", "mail", cpp_only=True),
+    CLib("libopendmarc", r"opendmarc/.+", "mail", cpp_only=True),
     CLib("simdjson", r"simdjson\.h", "api", cpp_only=True),
 ]
 

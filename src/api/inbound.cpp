@@ -36,6 +36,7 @@ json::object summary(const store::InboundEmail& e) {
             {"reply_to", or_null(e.reply_to)},
             {"cc", json::parse(e.cc_json)},
             {"bcc", json::parse(e.bcc_json)},
+            {"authentication", json::parse(e.authentication_json)},
             {"received_at", format_iso8601(e.received_at)},
             {"attachments", std::move(attachments)}};
 }

@@ -7,6 +7,7 @@
 
 #include "api/email_labels.hpp"
 #include "api/inbound.hpp"
+#include "api/inbound_auth.hpp"
 #include "api/keys.hpp"
 #include "api/queue_email.hpp"
 #include "core/blocking.hpp"
@@ -369,6 +370,21 @@ class Inbound final : public smtp::SessionHandler {
         }
         auto pool = deps_.blocking;
         auto parsed = co_await parse_off_thread(std::move(pool), msg.data);
+        // SPF, DKIM and DMARC once for the message, kept with every copy; the mail is
+        // stored whatever they say (docs/inbound.md, "Authentication").
+        std::string from_domain;
+        if (!parsed.from.empty())
+            if (auto m = mail::parse_mailbox(parsed.from.front().address);
+                auto* box = std::get_if<mail::Mailbox>(&m))
+                from_domain = box->domain;
+        mail::AuthInput auth_in{.client_ip = msg.remote_ip.empty() ? ip_ : msg.remote_ip,
+                                .helo = msg.helo,
+                                .mail_from = msg.mail_from,
+                                .from_domain = std::move(from_domain),
+                                .message = msg.data};
+        auto auth_pool = deps_.inbound_auth ? deps_.inbound_auth : deps_.blocking;
+        const auto authentication =
+            co_await authenticate_inbound(deps_.resolver, std::move(auth_pool), std::move(auth_in));
         const auto now = deps_.clock.now_ms();
         auto addrs = [](const std::vector<mail::ParsedAddress>& list) {
             json::array a;
@@ -397,6 +413,7 @@ class Inbound final : public smtp::SessionHandler {
                     .reply_to = parsed.reply_to.empty() ? "" : parsed.reply_to.front().address,
                     .cc_json = cc.empty() ? "null" : json::serialize(cc),
                     .bcc_json = bcc.empty() ? "null" : json::serialize(bcc),
+                    .authentication_json = authentication,
                     .raw = msg.data,
                     .received_at = now};
                 int index = 0;
@@ -414,7 +431,8 @@ class Inbound final : public smtp::SessionHandler {
                                                 .from_name = e.from_name,
                                                 .to_address = e.to_address,
                                                 .subject = e.subject,
-                                                .attachments = e.attachments.size()}),
+                                                .attachments = e.attachments.size(),
+                                                .authentication = authentication}),
                     now));
                 rows.push_back(std::move(e));
             }

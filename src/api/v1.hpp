@@ -58,7 +58,10 @@ struct Deps {
     const core::Clock& clock;
     dns::Resolver& resolver;
     asio::any_io_executor blocking;  // CPU-heavy work (RSA key generation)
-    std::string master_key;          // seals DKIM private keys at rest
+    // The SPF, DKIM and DMARC checks of inbound mail, which wait on DNS: threads of their
+    // own so that they never hold up `blocking`'s (none: they run on `blocking`).
+    asio::any_io_executor inbound_auth;
+    std::string master_key;  // seals DKIM private keys at rest
     DomainPolicy domain_policy;
     SendingPolicy sending;
     std::string smtp_hostname = "localhost";           // Message-ID domain, bounce address host

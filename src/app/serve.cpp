@@ -276,6 +276,8 @@ int serve(const Config& config) {
     // while those contexts exist (what is queued on theirs holds nothing of the store's).
     core::IoPool pool(io_threads);
     asio::thread_pool blocking(cores);
+    // Inbound SPF/DKIM/DMARC checks mostly wait on DNS (docs/inbound.md): 8 at once.
+    asio::thread_pool inbound_auth(8);
     auto store = open_store(config, cores);
     if (!store) return 1;
 
@@ -328,6 +330,7 @@ int serve(const Config& config) {
                    .clock = clock,
                    .resolver = **resolver,
                    .blocking = blocking.get_executor(),
+                   .inbound_auth = inbound_auth.get_executor(),
                    .master_key = *master_key,
                    .domain_policy = domain_policy(config),
                    .sending = {.send_rate_per_minute = config.limits.send_rate_per_minute,
@@ -534,6 +537,7 @@ int serve(const Config& config) {
     (*store)->close();
     pool.stop();
     blocking.join();
+    inbound_auth.join();
     log::info("posthorn stopped");
     return 0;
 }

@@ -138,7 +138,8 @@ std::string inbound_event_data(const InboundSummary& m) {
     append_json_string(out, m.to_address);
     out += ",\"subject\":";
     append_json_string(out, m.subject);
-    out += ",\"attachments\":" + std::to_string(m.attachments) + "}";
+    out += ",\"attachments\":" + std::to_string(m.attachments);
+    out += ",\"authentication\":" + (m.authentication.empty() ? "null" : m.authentication) + "}";
     return out;
 }
 

@@ -45,6 +45,7 @@ struct InboundSummary {
     std::string to_address;
     std::string subject;
     std::size_t attachments = 0;
+    std::string authentication = "null";  // a JSON object, written as it is (docs/inbound.md)
 };
 std::string inbound_event_data(const InboundSummary& m);
 

@@ -109,6 +109,12 @@ TEST(Events, PayloadsAreJsonWithTheirFields) {
     EXPECT_EQ(in.at("id").as_string(), "in_1");
     EXPECT_EQ(in.at("attachments").as_int64(), 2);
     EXPECT_EQ(in.at("subject").as_string(), "S\u00e9");
+    EXPECT_TRUE(in.at("authentication").is_null()) << "none given";
+    const auto checked =
+        json::parse(
+            inbound_event_data({.id = "in_2", .authentication = R"({"spf":{"result":"pass"}})"}))
+            .as_object();
+    EXPECT_EQ(checked.at("authentication").at("spf").at("result").as_string(), "pass");
 
     // Exactly: the bytes are signed.
     EXPECT_EQ(event_body(EventKind::domain_verified, 1795255200123, R"({"domain":"a.example"})"),

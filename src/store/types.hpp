@@ -203,7 +203,10 @@ struct InboundEmail {
     std::string reply_to;           // "" when none
     std::string cc_json = "null";   // JSON array of the header Cc addresses, or null
     std::string bcc_json = "null";  // JSON array: envelope recipients in neither To nor Cc
-    std::string raw;                // the message as received; filled only by find_inbound
+    // JSON object: the receiver's SPF, DKIM and DMARC results (docs/inbound.md); "null" for
+    // mail stored before they were kept.
+    std::string authentication_json = "null";
+    std::string raw;  // the message as received; filled only by find_inbound
     UnixMs received_at = 0;
     std::vector<InboundAttachment> attachments;
 };

@@ -7,6 +7,7 @@ import json
 import pathlib
 import re
 import shutil
+import smtplib
 import subprocess
 
 import pytest
@@ -129,6 +130,15 @@ def test_answers_match_the_document(posthorn_factory, dns):
     call("GET", "/v1/emails/envelope", key=key, expect=200)
     call("GET", "/v1/emails/inbound", key=key, expect=200)
     call("GET", "/v1/emails/inbound/in_00000000000000000000000000", key=key, expect=404)
+    # An inbound email with its authentication results (SPF none: no record in dnsmasq).
+    assert ph.request("PATCH", f"/v1/domains/{domain['id']}", key=key,
+                      body={"config": {"inbound": True}}).status == 200
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=30) as s:
+        s.sendmail("ann@sender.example.org", [f"support@{SENDER}"],
+                   b"From: ann@sender.example.org\r\nSubject: in\r\n\r\nhi\r\n")
+    (inbound,) = call("GET", "/v1/emails/inbound", key=key, expect=200).json()["data"]
+    assert inbound["authentication"]["spf"]["result"] == "none", inbound
+    call("GET", f"/v1/emails/inbound/{inbound['id']}", key=key, expect=200)
     call("GET", "/v1/queue", key=key, expect=200)
     call("GET", "/v1/logs?limit=3", key=key, expect=200)
 

@@ -27,6 +27,7 @@ TEST_P(StoreContract, InboundMailReadsBackWhole) {
     m.reply_to = "replies@example.org";
     m.cc_json = R"(["c@example.org"])";
     m.bcc_json = R"(["in@in.example.com"])";
+    m.authentication_json = R"({"spf":{"result":"pass"},"dkim":[],"dmarc":{"result":"none"}})";
     m.raw = "Subject: Report\r\nContent-Type: text/plain; charset=latin1\r\n\r\nd\xe9j\xe0 vu\r\n";
     m.attachments = {{.index = 0,
                       .filename = "report.pdf",
@@ -46,6 +47,7 @@ TEST_P(StoreContract, InboundMailReadsBackWhole) {
     copy.reply_to = "";
     copy.cc_json = "null";
     copy.bcc_json = "null";
+    copy.authentication_json = "null";
     copy.from_name = "";
     const auto ev = domain::make_event(
         domain::EventKind::inbound_received, a.id, std::nullopt,
@@ -64,6 +66,7 @@ TEST_P(StoreContract, InboundMailReadsBackWhole) {
     EXPECT_EQ(got->reply_to, "replies@example.org");
     EXPECT_EQ(got->cc_json, R"(["c@example.org"])");
     EXPECT_EQ(got->bcc_json, R"(["in@in.example.com"])");
+    EXPECT_EQ(got->authentication_json, m.authentication_json);
     EXPECT_EQ(got->raw, m.raw) << "byte for byte";
     EXPECT_EQ(got->received_at, kT0 + 5);
     ASSERT_EQ(got->attachments.size(), 2u);
@@ -80,6 +83,7 @@ TEST_P(StoreContract, InboundMailReadsBackWhole) {
     EXPECT_EQ(theirs->reply_to, "");
     EXPECT_EQ(theirs->cc_json, "null");
     EXPECT_EQ(theirs->bcc_json, "null");
+    EXPECT_EQ(theirs->authentication_json, "null") << "none kept";
     EXPECT_EQ(theirs->from_name, "");
     EXPECT_TRUE(theirs->attachments.empty());
     EXPECT_EQ(theirs->raw, m.raw);
@@ -94,6 +98,7 @@ TEST_P(StoreContract, InboundMailReadsBackWhole) {
     EXPECT_EQ(listed->items[0].id, m.id);
     EXPECT_EQ(listed->items[0].attachments.size(), 2u) << "with their attachments";
     EXPECT_EQ(listed->items[0].raw, "") << "the message only from find_inbound";
+    EXPECT_EQ(listed->items[0].authentication_json, m.authentication_json) << "listed too";
     auto events = route_all();
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].id, ev.id);

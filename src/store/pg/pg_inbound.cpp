@@ -9,7 +9,7 @@ namespace {
 constexpr const char* kInboundColumns =
     "i.id, i.account_id, coalesce(i.domain_id, ''), i.from_email, coalesce(i.from_name, ''), "
     "i.to_address, i.subject, coalesce(i.reply_to, ''), coalesce(i.cc, 'null'), "
-    "coalesce(i.bcc, 'null'), i.received_at";
+    "coalesce(i.bcc, 'null'), i.received_at, coalesce(i.authentication, 'null')";
 
 InboundEmail read_inbound(const Row& r) {
     return InboundEmail{.id = r.text(0),
@@ -22,6 +22,7 @@ InboundEmail read_inbound(const Row& r) {
                         .reply_to = r.text(7),
                         .cc_json = r.text(8),
                         .bcc_json = r.text(9),
+                        .authentication_json = r.text(11),
                         .received_at = r.int64(10)};
 }
 
@@ -91,8 +92,9 @@ asio::awaitable<Result<void>> PgStore::create_inbound(std::vector<InboundEmail> 
         for (const auto& e : emails) {
             auto r = c.exec(
                 "INSERT INTO inbound_emails (id, account_id, domain_id, from_email, from_name, "
-                "to_address, subject, reply_to, cc, bcc, raw, received_at) VALUES ($1, $2, "
-                "nullif($3, ''), $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                "to_address, subject, reply_to, cc, bcc, raw, received_at, authentication) VALUES "
+                "($1, $2, "
+                "nullif($3, ''), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
                 Params()
                     .add(e.id)
                     .add(e.account_id)
@@ -105,7 +107,8 @@ asio::awaitable<Result<void>> PgStore::create_inbound(std::vector<InboundEmail> 
                     .add(opt(e.cc_json))
                     .add(opt(e.bcc_json))
                     .bytes(e.raw)
-                    .add(e.received_at));
+                    .add(e.received_at)
+                    .add(opt(e.authentication_json)));
             if (!r) return r.error();
             for (const auto& a : e.attachments) {
                 auto ar = c.exec(
@@ -173,7 +176,7 @@ asio::awaitable<Result<InboundEmail>> PgStore::find_inbound(std::string account_
         if (!rows) return rows.error();
         if (rows->empty()) return errc::not_found;
         std::vector<InboundEmail> one{read_inbound(rows->row(0))};
-        one[0].raw = rows->row(0).text(11);
+        one[0].raw = rows->row(0).text(12);
         if (auto r = attachments_of(c, one); !r) return r.error();
         return std::move(one[0]);
     };

@@ -87,7 +87,8 @@ const std::map<std::string_view, const char*, std::less<>>& selects() {
          "FROM request_logs ORDER BY account_id, created_at, id"},
         {"inbound_emails",
          "SELECT id, account_id, NULLIF(domain_id, ''), from_email, from_name, to_address, "
-         "subject, reply_to, cc, bcc, raw, received_at FROM inbound_emails ORDER BY rowid"},
+         "subject, reply_to, cc, bcc, raw, received_at, authentication FROM inbound_emails "
+         "ORDER BY rowid"},
         {"inbound_attachments",
          "SELECT inbound_id, idx, filename, content_type, size, content_id "
          "FROM inbound_attachments ORDER BY inbound_id, idx"},

@@ -9,7 +9,7 @@ namespace {
 constexpr const char* kInboundColumns =
     "i.id, i.account_id, COALESCE(i.domain_id, ''), i.from_email, COALESCE(i.from_name, ''), "
     "i.to_address, i.subject, COALESCE(i.reply_to, ''), COALESCE(i.cc, 'null'), "
-    "COALESCE(i.bcc, 'null'), i.received_at";
+    "COALESCE(i.bcc, 'null'), i.received_at, COALESCE(i.authentication, 'null')";
 
 InboundEmail read_inbound(const Stmt& s) {
     return InboundEmail{.id = s.text(0),
@@ -22,6 +22,7 @@ InboundEmail read_inbound(const Stmt& s) {
                         .reply_to = s.text(7),
                         .cc_json = s.text(8),
                         .bcc_json = s.text(9),
+                        .authentication_json = s.text(11),
                         .received_at = s.int64(10)};
 }
 
@@ -75,8 +76,9 @@ asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEma
         for (const auto& e : emails) {
             auto s = db.prepare(
                 "INSERT INTO inbound_emails (id, account_id, domain_id, from_email, from_name, "
-                "to_address, subject, reply_to, cc, bcc, raw, received_at) VALUES (?1, ?2, ?3, "
-                "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+                "to_address, subject, reply_to, cc, bcc, raw, received_at, authentication) VALUES "
+                "(?1, ?2, ?3, "
+                "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
             if (!s) return s.error();
             auto opt = [](const std::string& v) {
                 return v.empty() || v == "null" ? std::optional<std::string>{} : v;
@@ -93,6 +95,7 @@ asio::awaitable<Result<void>> SqliteStore::create_inbound(std::vector<InboundEma
                          .bind(10, opt(e.bcc_json))
                          .bind_blob(11, e.raw)
                          .bind(12, e.received_at)
+                         .bind(13, opt(e.authentication_json))
                          .run();
             if (!r) return r;
             auto count = db.prepare(
@@ -242,7 +245,7 @@ asio::awaitable<Result<InboundEmail>> SqliteStore::find_inbound(std::string acco
         if (!row) return row.error();
         if (!*row) return errc::not_found;
         auto e = read_inbound(*s);
-        e.raw = s->text(11);
+        e.raw = s->text(12);
         if (auto r = attachments_of(db, e); !r) return r.error();
         return e;
     };

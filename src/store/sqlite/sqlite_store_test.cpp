@@ -18,8 +18,8 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (023_dkim_rotation).
-constexpr int kLatestVersion = 23;
+// The schema version of the last migration (025_inbound_authentication).
+constexpr int kLatestVersion = 25;
 
 namespace fs = std::filesystem;
 
