@@ -2,7 +2,7 @@
 records dnsmasq serves, signed by python3-dkim, sent over SMTP to the inbound listener;
 the results in GET /v1/emails/inbound (and /{id}) and in inbound.received at a real
 webhook receiver (the signature checked by the standardwebhooks npm package), each
-answer against docs/openapi.yaml's schema."""
+answer's shape checked against docs/openapi.yaml by test_openapi.py."""
 import base64
 import smtplib
 
