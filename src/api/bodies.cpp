@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "api/webhook_url.hpp"
+#include "core/text.hpp"
 #include "core/time.hpp"
+#include "domain/sending_domain.hpp"
 #include "domain/vocabulary.hpp"
 #include "mail/domain_name.hpp"
 
@@ -43,12 +45,27 @@ std::variant<std::string, BodyError> read_domain_create(const json::value& body)
     if (!body.is_object()) return error("body must be a JSON object");
     const auto& o = body.as_object();
     for (const auto& [k, v] : o)
-        if (k != "domain") return error("unknown field '" + std::string(k) + "'");
+        if (k != "domain" && k != "return_path")
+            return error("unknown field '" + std::string(k) + "'");
     const auto* field = o.if_contains("domain");
     if (!field || !field->is_string()) return error("domain is required and must be a string");
     auto name = mail::normalize_domain(std::string(field->as_string()));
     if (auto* bad = std::get_if<mail::BadDomain>(&name)) return error("domain: " + bad->reason);
     return std::get<std::string>(std::move(name));
+}
+
+std::variant<std::optional<std::string>, BodyError> read_return_path(const json::value& body) {
+    const auto* rp = body.is_object() ? body.as_object().if_contains("return_path") : nullptr;
+    if (!rp) return std::optional<std::string>{};
+    if (!rp->is_object()) return error("return_path must be an object");
+    for (const auto& [k, v] : rp->as_object())
+        if (k != "label") return error("unknown field 'return_path." + std::string(k) + "'");
+    const auto* label = rp->as_object().if_contains("label");
+    if (!label) return error("return_path.label is required");
+    if (!label->is_string()) return error("return_path.label must be a string");
+    auto l = core::ascii_lower(std::string(label->as_string()));
+    if (auto why = domain::bad_return_path_label(l, "")) return error("return_path.label: " + *why);
+    return std::optional(std::move(l));
 }
 
 std::variant<store::DomainSettings, BodyError> read_domain_settings(const json::value& body) {
@@ -64,7 +81,13 @@ std::variant<store::DomainSettings, BodyError> read_domain_settings(const json::
         {"config", "inbound", &store::DomainSettings::inbound},
         {"tracking", "open_tracking", &store::DomainSettings::open_tracking},
         {"tracking", "click_tracking", &store::DomainSettings::click_tracking}};
+    auto label = read_return_path(body);
+    if (auto* bad = std::get_if<BodyError>(&label)) return *bad;
+    if (auto& l = std::get<std::optional<std::string>>(label))
+        st.return_path =
+            store::DomainSettings::ReturnPath{.label = std::move(*l), .records_json = {}};
     for (const auto& [group, value] : body.as_object()) {
+        if (group == "return_path") continue;  // read above
         if (group != "config" && group != "tracking")
             return error("unknown field '" + std::string(group) + "'");
         if (!value.is_object()) return error(std::string(group) + " must be an object");

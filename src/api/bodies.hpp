@@ -19,11 +19,18 @@ struct BodyError {
     std::string message;  // "unknown field 'x'", "url must be a string", …
 };
 
-// POST /v1/domains {"domain"}: the canonical name (lower case, no final dot, A-labels).
+// POST /v1/domains {"domain", "return_path"?}: the canonical name (lower case, no final dot,
+// A-labels). The return path is read_return_path's.
 std::variant<std::string, BodyError> read_domain_create(const boost::json::value& body);
 
+// The "return_path": {"label"} of POST /v1/domains and PATCH /v1/domains/{id}: the label,
+// lower-cased, one DNS label (domain::bad_return_path_label); nullopt when not given.
+std::variant<std::optional<std::string>, BodyError> read_return_path(
+    const boost::json::value& body);
+
 // PATCH /v1/domains/{id} {"config": {sending, inbound}, "tracking": {open_tracking,
-// click_tracking}}: the settings given (each optional).
+// click_tracking}, "return_path": {label}}: the settings given (each optional; the return
+// path's label alone, its records_json left for the handler).
 std::variant<store::DomainSettings, BodyError> read_domain_settings(const boost::json::value& body);
 
 // POST /v1/api-keys {name, permission, domain?}: name 1 to 100 characters without control

@@ -50,8 +50,26 @@ json::object record(std::string_view type, std::string_view host, std::string_vi
     return {{"type", type}, {"host", host}, {"value", value}};
 }
 
+// The return path's record (docs/domains.md#return-path): <label>.<domain> → the operator's
+// bounce host. Not one of the records that decide the domain's status.
+json::object return_path_record(const DomainPolicy& p, const std::string& name,
+                                const std::string& label) {
+    return record("CNAME", label + "." + name, p.return_path_target);
+}
+
+// The records with a return-path record for the domain's current label: a domain made
+// before return paths (or whose label changed meanwhile) is given a fresh, unchecked one.
+void ensure_return_path(json::object& records, const DomainPolicy& p, const store::Domain& d) {
+    const auto host = d.return_path_label + "." + d.name;
+    if (const auto* rp = records.if_contains("return_path"); rp && rp->is_object())
+        if (const auto* h = rp->as_object().if_contains("host");
+            h && h->is_string() && h->as_string() == host)
+            return;
+    records["return_path"] = return_path_record(p, d.name, d.return_path_label);
+}
+
 json::object initial_records(const DomainPolicy& p, const std::string& name,
-                             const std::string& token) {
+                             const std::string& token, const std::string& return_path_label) {
     json::array dkim;
     for (auto sel : kSelectors) {
         auto r = record("CNAME", std::string(sel) + "._domainkey." + name,
@@ -64,17 +82,23 @@ json::object initial_records(const DomainPolicy& p, const std::string& name,
     return {{"dkim", std::move(dkim)},
             {"spf", record("TXT", name, "v=spf1 include:" + p.spf_include + " ~all")},
             {"dmarc", record("TXT", "_dmarc." + name, "v=DMARC1; p=none;")},
-            {"inbound", std::move(inbound)}};
+            {"inbound", std::move(inbound)},
+            {"return_path", return_path_record(p, name, return_path_label)}};
 }
 
-json::object to_json(const store::Domain& d) {
-    json::value records = json::parse(d.records_json);
+json::object to_json(const store::Domain& d, const DomainPolicy& p) {
+    json::object records = json::parse(d.records_json).as_object();
+    ensure_return_path(records, p, d);
     json::object o{
         {"id", d.id},
         {"domain", d.name},
         {"status", domain::name(d.status)},
         {"config", {{"sending", d.sending}, {"inbound", d.inbound}}},
         {"tracking", {{"open_tracking", d.open_tracking}, {"click_tracking", d.click_tracking}}},
+        {"return_path",
+         {{"label", d.return_path_label},
+          {"host", d.return_path_label + "." + d.name},
+          {"verified", d.return_path_verified}}},
         {"records", std::move(records)},
         {"created_at", format_iso8601(d.created_at)}};
     o["last_checked_at"] =
@@ -215,6 +239,7 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
     auto& dns = deps.resolver;
     const auto& policy = deps.domain_policy;
     json::object records = json::parse(d.records_json).as_object();
+    ensure_return_path(records, policy, d);
 
     int required = 0, verified = 0;
     std::vector<std::string> errors;
@@ -255,6 +280,14 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
         const auto l = co_await check_mx(dns, std::move(host), std::move(want));
         tally(inbound, l, false);  // only needed to receive mail: it does not decide the status
     }
+    bool return_path_verified = false;
+    if (errors.empty()) {
+        auto& rp = records["return_path"].as_object();
+        std::string host(rp["host"].as_string()), want(rp["value"].as_string());
+        const auto l = co_await check_cname(dns, std::move(host), std::move(want));
+        tally(rp, l, false);  // optional: it decides the envelope sender, not the status
+        return_path_verified = l.check == Check::verified;
+    }
 
     const auto now = deps.clock.now_ms();
     if (!errors.empty()) {
@@ -290,14 +323,18 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
                              .checked_at = now,
                              .next_check_at = outcome.next_check_at,
                              .first_verify_at = outcome.first_verify_at,
-                             .verified_at = outcome.verified_at};
+                             .verified_at = outcome.verified_at,
+                             .return_path_label = d.return_path_label,
+                             .return_path_verified = return_path_verified};
     d.status = outcome.status;
+    d.return_path_verified = return_path_verified;
     d.records_json = check.records_json;
     d.last_checked_at = now;
     d.first_verify_at = outcome.first_verify_at;
     d.verified_at = outcome.verified_at;
     if (outcome.event) {
-        auto data = to_json(d);  // the domain as GET /domains/{id} shows it, and its id again
+        auto data =
+            to_json(d, policy);  // the domain as GET /domains/{id} shows it, and its id again
         data["domain_id"] = d.id;
         check.event = domain::make_event(*outcome.event, d.account_id, std::nullopt,
                                          json::serialize(data), now);
@@ -313,6 +350,13 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
     auto name = read_domain_create(ctx.body);
     if (auto* bad = std::get_if<BodyError>(&name)) co_return detail::validation_error(bad->message);
     const auto& canonical = std::get<std::string>(name);
+    auto label = read_return_path(ctx.body);
+    if (auto* bad = std::get_if<BodyError>(&label))
+        co_return detail::validation_error(bad->message);
+    const std::string rp_label = std::get<std::optional<std::string>>(label).value_or(
+        std::string(domain::kDefaultReturnPathLabel));
+    if (auto why = domain::bad_return_path_label(rp_label, canonical))
+        co_return detail::validation_error("return_path.label: " + *why);
 
     // Cheap check first, so that a duplicate does not cost two RSA key generations.
     auto existing = co_await ctx.deps.domains.find_domain_by_name(ctx.account_id, canonical);
@@ -334,8 +378,10 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
                     .name = canonical,
                     .token = new_token(),
                     .created_at = now,
-                    .updated_at = now};
-    d.records_json = json::serialize(initial_records(ctx.deps.domain_policy, d.name, d.token));
+                    .updated_at = now,
+                    .return_path_label = rp_label};
+    d.records_json = json::serialize(
+        initial_records(ctx.deps.domain_policy, d.name, d.token, d.return_path_label));
     std::vector<store::DkimKey> keys;
     for (std::size_t i = 0; i < kSelectors.size(); ++i) {
         if (!pairs[i]) co_return detail::internal_error("generate DKIM keys", pairs[i].error());
@@ -357,7 +403,7 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
                 409, "CONFLICT", "domain " + canonical + " exists already in this account");
         co_return detail::internal_error("create the domain", r.error());
     }
-    co_return detail::json(201, to_json(d));
+    co_return detail::json(201, to_json(d, ctx.deps.domain_policy));
 }
 
 asio::awaitable<http::Response> list_domains(Context ctx) {
@@ -371,7 +417,7 @@ asio::awaitable<http::Response> list_domains(Context ctx) {
     auto page = co_await ctx.deps.domains.list_domains(std::move(query));
     if (!page) co_return detail::internal_error("list domains", page.error());
     json::array data;
-    for (const auto& d : page->items) data.push_back(to_json(d));
+    for (const auto& d : page->items) data.push_back(to_json(d, ctx.deps.domain_policy));
     co_return detail::json(200, json::object{{"data", std::move(data)},
                                              {"pagination", detail::pagination(p, page->total)}});
 }
@@ -379,16 +425,28 @@ asio::awaitable<http::Response> list_domains(Context ctx) {
 asio::awaitable<http::Response> get_domain(Context ctx) {
     auto d = co_await find(ctx);
     if (!d) co_return not_found_or_error(d.error());
-    co_return detail::json(200, to_json(*d));
+    co_return detail::json(200, to_json(*d, ctx.deps.domain_policy));
 }
 
 asio::awaitable<http::Response> update_domain(Context ctx) {
     auto settings = read_domain_settings(ctx.body);
     if (auto* bad = std::get_if<BodyError>(&settings))
         co_return detail::validation_error(bad->message);
-    const auto& st = std::get<store::DomainSettings>(settings);
+    auto st = std::get<store::DomainSettings>(std::move(settings));
     auto d = co_await find(ctx);
     if (!d) co_return not_found_or_error(d.error());
+    if (st.return_path && st.return_path->label == d->return_path_label) {
+        st.return_path.reset();  // the same label: its record and verification stay
+    } else if (st.return_path) {
+        if (auto why = domain::bad_return_path_label(st.return_path->label, d->name))
+            co_return detail::validation_error("return_path.label: " + *why);
+        // A new host, not checked yet: the mail keeps the server's envelope sender until
+        // the next verification finds its CNAME.
+        json::object records = json::parse(d->records_json).as_object();
+        records["return_path"] =
+            return_path_record(ctx.deps.domain_policy, d->name, st.return_path->label);
+        st.return_path->records_json = json::serialize(records);
+    }
     auto r = co_await ctx.deps.domains.update_domain_settings(ctx.account_id, d->id, st,
                                                               ctx.deps.clock.now_ms());
     if (!r) co_return not_found_or_error(r.error());
@@ -400,7 +458,7 @@ asio::awaitable<http::Response> verify_domain(Context ctx) {
     if (!d) co_return not_found_or_error(d.error());
     auto r = co_await check_domain(ctx.deps, std::move(*d), false);
     if (!r) co_return detail::internal_error("record the verification", r.error());
-    auto body = to_json(r->domain);
+    auto body = to_json(r->domain, ctx.deps.domain_policy);
     if (!r->dns_error.empty())
         body["dns_error"] = "DNS lookup failed, status unchanged: " + r->dns_error;
     co_return detail::json(200, body);

@@ -148,6 +148,9 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.subject = std::move(req.subject);
     e.message_id = req.message_id.empty() ? e.id + "@" + deps.smtp_hostname : req.message_id;
     e.return_token = return_token(e.id);
+    // Its envelope sender's domain, decided now and kept (domain::envelope_domain).
+    e.return_path = domain::envelope_domain(sender->name, sender->return_path_label,
+                                            sender->return_path_verified);
     e.track_opens = req.track_opens.value_or(sender->open_tracking);
     e.track_clicks = req.track_clicks.value_or(sender->click_tracking);
     e.source = req.source;

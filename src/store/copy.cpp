@@ -35,7 +35,9 @@ const std::vector<CopyTable>& copy_tables() {
           {"next_check_at", K::integer},
           {"verified_at", K::integer},
           {"created_at", K::integer},
-          {"updated_at", K::integer}}},
+          {"updated_at", K::integer},
+          {"return_path_label", K::text},  // the custom return path (migrations 024 / 011)
+          {"return_path_verified", K::boolean}}},
         {"dkim_keys",
          {{"id", K::text},
           {"domain_id", K::text},
@@ -70,11 +72,12 @@ const std::vector<CopyTable>& copy_tables() {
           {"opened_at", K::integer},
           {"clicked_at", K::integer},
           {"updated_at", K::integer},
-          {"raw", K::bytes},        // the message as built
-          {"api_key_id", K::text},  // the key that sent it (NULL: not known)
-          {"tags", K::text},        // one "name=value" a line (store/detail/tag_codec.hpp)
-          {"metadata", K::text}}},  // the JSON object given (migrations 020 / 007)
-        {"email_tags",              // one row per tag of an email: what a tag filter reads
+          {"raw", K::bytes},           // the message as built
+          {"api_key_id", K::text},     // the key that sent it (NULL: not known)
+          {"tags", K::text},           // one "name=value" a line (store/detail/tag_codec.hpp)
+          {"metadata", K::text},       // the JSON object given (migrations 020 / 007)
+          {"return_path", K::text}}},  // its envelope sender's domain (migrations 024 / 011)
+        {"email_tags",                 // one row per tag of an email: what a tag filter reads
          {{"account_id", K::text}, {"name", K::text}, {"value", K::text}, {"email_id", K::text}}},
         {"recipients",
          {{"id", K::integer},  // the order of an email's recipients

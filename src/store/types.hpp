@@ -81,6 +81,10 @@ struct Domain {
     std::optional<UnixMs> verified_at;
     UnixMs created_at = 0;
     UnixMs updated_at = 0;
+    // The custom return path (docs/domains.md#return-path): the label of its host
+    // (<label>.<name>), and whether its CNAME was found as published at the last check.
+    std::string return_path_label = "bounces";
+    bool return_path_verified = false;
 };
 
 struct DkimKey {
@@ -106,6 +110,12 @@ struct DomainSettings {
     std::optional<bool> inbound;
     std::optional<bool> open_tracking;
     std::optional<bool> click_tracking;
+    // A new return-path label, with the records showing it (unverified until checked again).
+    struct ReturnPath {
+        std::string label;
+        std::string records_json;
+    };
+    std::optional<ReturnPath> return_path;
 };
 
 // The outcome of one verification, written in one transaction with its event.
@@ -119,6 +129,10 @@ struct DomainCheck {
     std::optional<UnixMs> first_verify_at;
     std::optional<UnixMs> verified_at;
     std::optional<Event> event;  // domain.verified / domain.failed on a change
+    // The return-path label that was looked up and whether its CNAME was right; stored only
+    // while the domain still has that label (a PATCH may have changed it meanwhile).
+    std::string return_path_label;
+    bool return_path_verified = false;
 };
 
 struct Envelope {
@@ -212,6 +226,7 @@ struct QueuedEmail {
     std::string domain_id;
     std::string from_domain;  // the sender's domain name (DKIM d=)
     std::string return_token;
+    std::string return_path;  // the envelope sender's domain; "": smtp.hostname
     std::string message_id;
     // The message itself is not claimed with it: a session reads it (EmailStore::email_raw)
     // when it is about to send it, so that claimed mail does not sit in memory.

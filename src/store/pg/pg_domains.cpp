@@ -28,7 +28,7 @@ namespace {
 constexpr const char* kDomainColumns =
     "id, account_id, name, status, token, sending, inbound, open_tracking, click_tracking, "
     "records, first_verify_at, last_checked_at, next_check_at, verified_at, created_at, "
-    "updated_at";
+    "updated_at, return_path_label, return_path_verified";
 
 Domain read_domain(const Row& r) {
     return Domain{.id = r.text(0),
@@ -46,7 +46,9 @@ Domain read_domain(const Row& r) {
                   .next_check_at = r.opt_int64(12),
                   .verified_at = r.opt_int64(13),
                   .created_at = r.int64(14),
-                  .updated_at = r.int64(15)};
+                  .updated_at = r.int64(15),
+                  .return_path_label = r.text(16),
+                  .return_path_verified = r.boolean(17)};
 }
 
 Result<std::vector<Domain>> read_domains(const Result<Rows>& rows) {
@@ -78,8 +80,8 @@ asio::awaitable<Result<void>> PgStore::create_domain(Domain d, std::vector<DkimK
     auto job = [d = std::move(d), keys = std::move(keys)](Conn& c, Batch&) -> Result<void> {
         auto r = c.exec(
             "INSERT INTO domains (id, account_id, name, status, token, sending, inbound, "
-            "open_tracking, click_tracking, records, created_at, updated_at) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            "open_tracking, click_tracking, records, created_at, updated_at, return_path_label) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             Params()
                 .add(d.id)
                 .add(d.account_id)
@@ -92,7 +94,8 @@ asio::awaitable<Result<void>> PgStore::create_domain(Domain d, std::vector<DkimK
                 .add(d.click_tracking)
                 .add(d.records_json)
                 .add(d.created_at)
-                .add(d.updated_at));
+                .add(d.updated_at)
+                .add(d.return_path_label));
         if (!r) return r.error();
         for (const auto& k : keys) {
             auto kr = c.exec(
@@ -155,19 +158,24 @@ asio::awaitable<Result<void>> PgStore::update_domain_settings(std::string accoun
     auto job = [account_id = std::move(account_id), domain_id = std::move(domain_id), st, now](
                    Conn& c, Batch&) -> Result<void> {
         // An unset setting is NULL, and keeps the column's value.
-        return found(
-            c.exec("UPDATE domains SET sending = coalesce($3, sending), "
-                   "inbound = coalesce($4, inbound), open_tracking = coalesce($5, open_tracking), "
-                   "click_tracking = coalesce($6, click_tracking), updated_at = $7 "
-                   "WHERE account_id = $1 AND id = $2",
-                   Params()
-                       .add(account_id)
-                       .add(domain_id)
-                       .add(st.sending)
-                       .add(st.inbound)
-                       .add(st.open_tracking)
-                       .add(st.click_tracking)
-                       .add(now)));
+        return found(c.exec(
+            "UPDATE domains SET sending = coalesce($3, sending), "
+            "inbound = coalesce($4, inbound), open_tracking = coalesce($5, open_tracking), "
+            "click_tracking = coalesce($6, click_tracking), updated_at = $7, "
+            "return_path_label = coalesce($8::text, return_path_label), "
+            "records = coalesce($9::text, records), "
+            "return_path_verified = ($8::text IS NULL AND return_path_verified) "
+            "WHERE account_id = $1 AND id = $2",
+            Params()
+                .add(account_id)
+                .add(domain_id)
+                .add(st.sending)
+                .add(st.inbound)
+                .add(st.open_tracking)
+                .add(st.click_tracking)
+                .add(now)
+                .add(st.return_path ? std::optional(st.return_path->label) : std::nullopt)
+                .add(st.return_path ? std::optional(st.return_path->records_json) : std::nullopt)));
     };
     return impl_->write_lookups<void>(std::move(job));
 }
@@ -187,19 +195,22 @@ asio::awaitable<Result<void>> PgStore::delete_domain(std::string account_id,
 asio::awaitable<Result<void>> PgStore::record_domain_check(DomainCheck check) {
     const bool any_event = check.event.has_value();
     auto job = [c = std::move(check)](Conn& conn, Batch& b) -> Result<void> {
-        auto r = found(
-            conn.exec("UPDATE domains SET status = $3, records = $4, last_checked_at = $5, "
-                      "next_check_at = $6, first_verify_at = $7, verified_at = $8, updated_at = $5 "
-                      "WHERE account_id = $1 AND id = $2",
-                      Params()
-                          .add(c.account_id)
-                          .add(c.domain_id)
-                          .add(domain::name(c.status))
-                          .add(c.records_json)
-                          .add(c.checked_at)
-                          .add(c.next_check_at)
-                          .add(c.first_verify_at)
-                          .add(c.verified_at)));
+        auto r = found(conn.exec(
+            "UPDATE domains SET status = $3, records = $4, last_checked_at = $5, "
+            "next_check_at = $6, first_verify_at = $7, verified_at = $8, updated_at = $5, "
+            "return_path_verified = (return_path_label = $9 AND $10) "
+            "WHERE account_id = $1 AND id = $2",
+            Params()
+                .add(c.account_id)
+                .add(c.domain_id)
+                .add(domain::name(c.status))
+                .add(c.records_json)
+                .add(c.checked_at)
+                .add(c.next_check_at)
+                .add(c.first_verify_at)
+                .add(c.verified_at)
+                .add(c.return_path_label)
+                .add(c.return_path_verified)));
         if (!r) return r;
         if (c.event) return detail::insert_event(conn, b, *c.event);
         return {};

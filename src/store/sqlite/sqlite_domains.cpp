@@ -7,7 +7,7 @@ namespace {
 constexpr const char* kDomainColumns =
     "id, account_id, name, status, token, sending, inbound, open_tracking, click_tracking, "
     "records, first_verify_at, last_checked_at, next_check_at, verified_at, created_at, "
-    "updated_at";
+    "updated_at, return_path_label, return_path_verified";
 
 Domain read_domain(const Stmt& s) {
     return Domain{.id = s.text(0),
@@ -25,7 +25,9 @@ Domain read_domain(const Stmt& s) {
                   .next_check_at = s.opt_int64(12),
                   .verified_at = s.opt_int64(13),
                   .created_at = s.int64(14),
-                  .updated_at = s.int64(15)};
+                  .updated_at = s.int64(15),
+                  .return_path_label = s.text(16),
+                  .return_path_verified = s.int64(17) != 0};
 }
 
 Result<std::vector<Domain>> read_domains(Stmt& s) {
@@ -56,8 +58,8 @@ asio::awaitable<Result<void>> SqliteStore::create_domain(Domain d, std::vector<D
     auto job = [d = std::move(d), keys = std::move(keys)](Db& db) -> Result<void> {
         auto s = db.prepare(
             "INSERT INTO domains (id, account_id, name, status, token, sending, inbound, "
-            "open_tracking, click_tracking, records, created_at, updated_at) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+            "open_tracking, click_tracking, records, created_at, updated_at, return_path_label) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
         if (!s) return s.error();
         auto r = s->bind(1, d.id)
                      .bind(2, d.account_id)
@@ -71,6 +73,7 @@ asio::awaitable<Result<void>> SqliteStore::create_domain(Domain d, std::vector<D
                      .bind(10, d.records_json)
                      .bind(11, d.created_at)
                      .bind(12, d.updated_at)
+                     .bind(13, d.return_path_label)
                      .run();
         if (!r) return r.error();
         for (const auto& k : keys) {
@@ -141,7 +144,10 @@ asio::awaitable<Result<void>> SqliteStore::update_domain_settings(std::string ac
         auto s = db.prepare(
             "UPDATE domains SET sending = COALESCE(?3, sending), inbound = COALESCE(?4, inbound), "
             "open_tracking = COALESCE(?5, open_tracking), "
-            "click_tracking = COALESCE(?6, click_tracking), updated_at = ?7 "
+            "click_tracking = COALESCE(?6, click_tracking), updated_at = ?7, "
+            "return_path_label = COALESCE(?8, return_path_label), "
+            "records = COALESCE(?9, records), "
+            "return_path_verified = CASE WHEN ?8 IS NULL THEN return_path_verified ELSE 0 END "
             "WHERE account_id = ?1 AND id = ?2");
         if (!s) return s.error();
         auto as_int = [](std::optional<bool> b) -> std::optional<std::int64_t> {
@@ -155,6 +161,9 @@ asio::awaitable<Result<void>> SqliteStore::update_domain_settings(std::string ac
                      .bind(5, as_int(st.open_tracking))
                      .bind(6, as_int(st.click_tracking))
                      .bind(7, now)
+                     .bind(8, st.return_path ? std::optional(st.return_path->label) : std::nullopt)
+                     .bind(9, st.return_path ? std::optional(st.return_path->records_json)
+                                             : std::nullopt)
                      .run();
         if (!r) return r.error();
         if (db.changes() == 0) return errc::not_found;
@@ -183,7 +192,8 @@ asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
     auto job = [c = std::move(c)](Db& db) -> Result<void> {
         auto s = db.prepare(
             "UPDATE domains SET status = ?3, records = ?4, last_checked_at = ?5, "
-            "first_verify_at = ?7, next_check_at = ?6, verified_at = ?8, updated_at = ?5 "
+            "first_verify_at = ?7, next_check_at = ?6, verified_at = ?8, updated_at = ?5, "
+            "return_path_verified = CASE WHEN return_path_label = ?9 THEN ?10 ELSE 0 END "
             "WHERE account_id = ?1 AND id = ?2");
         if (!s) return s.error();
         auto r = s->bind(1, c.account_id)
@@ -194,6 +204,8 @@ asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
                      .bind(6, c.next_check_at)
                      .bind(7, c.first_verify_at)
                      .bind(8, c.verified_at)
+                     .bind(9, c.return_path_label)
+                     .bind(10, c.return_path_verified ? 1 : 0)
                      .run();
         if (!r) return r.error();
         if (db.changes() == 0) return errc::not_found;

@@ -19,7 +19,7 @@ namespace posthorn::store::sqlite {
 namespace {
 
 // The schema version of the last migration (021_webhook_secret_rotation).
-constexpr int kLatestVersion = 21;
+constexpr int kLatestVersion = 24;
 
 namespace fs = std::filesystem;
 
