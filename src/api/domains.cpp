@@ -333,8 +333,8 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
     d.first_verify_at = outcome.first_verify_at;
     d.verified_at = outcome.verified_at;
     if (outcome.event) {
-        auto data =
-            to_json(d, policy);  // the domain as GET /domains/{id} shows it, and its id again
+        // The domain as GET /domains/{id} shows it, and its id again.
+        auto data = to_json(d, policy);
         data["domain_id"] = d.id;
         check.event = domain::make_event(*outcome.event, d.account_id, std::nullopt,
                                          json::serialize(data), now);
