@@ -58,13 +58,16 @@ std::variant<DomainCreate, BodyError> read_domain_create(const json::value& body
     if (!body.is_object()) return error("body must be a JSON object");
     const auto& o = body.as_object();
     for (const auto& [k, v] : o)
-        if (k != "domain" && k != "tracking")
+        if (k != "domain" && k != "tracking" && k != "return_path")
             return error("unknown field '" + std::string(k) + "'");
     const auto* field = o.if_contains("domain");
     if (!field || !field->is_string()) return error("domain is required and must be a string");
     auto name = mail::normalize_domain(std::string(field->as_string()));
     if (auto* bad = std::get_if<mail::BadDomain>(&name)) return error("domain: " + bad->reason);
     DomainCreate out{.name = std::get<std::string>(std::move(name))};
+    auto return_path = read_return_path(body);
+    if (auto* bad = std::get_if<BodyError>(&return_path)) return *bad;
+    out.return_path_label = std::get<std::optional<std::string>>(std::move(return_path));
     if (const auto* tracking = o.if_contains("tracking")) {
         if (!tracking->is_object()) return error("tracking must be an object");
         for (const auto& [k, v] : tracking->as_object()) {
@@ -75,6 +78,20 @@ std::variant<DomainCreate, BodyError> read_domain_create(const json::value& body
         }
     }
     return out;
+}
+
+std::variant<std::optional<std::string>, BodyError> read_return_path(const json::value& body) {
+    const auto* rp = body.is_object() ? body.as_object().if_contains("return_path") : nullptr;
+    if (!rp) return std::optional<std::string>{};
+    if (!rp->is_object()) return error("return_path must be an object");
+    for (const auto& [k, v] : rp->as_object())
+        if (k != "label") return error("unknown field 'return_path." + std::string(k) + "'");
+    const auto* label = rp->as_object().if_contains("label");
+    if (!label) return error("return_path.label is required");
+    if (!label->is_string()) return error("return_path.label must be a string");
+    auto l = core::ascii_lower(std::string(label->as_string()));
+    if (auto why = domain::bad_return_path_label(l, "")) return error("return_path.label: " + *why);
+    return std::optional(std::move(l));
 }
 
 std::variant<store::DomainSettings, BodyError> read_domain_settings(const json::value& body) {
@@ -90,7 +107,11 @@ std::variant<store::DomainSettings, BodyError> read_domain_settings(const json::
         {"config", "inbound", &store::DomainSettings::inbound},
         {"tracking", "open_tracking", &store::DomainSettings::open_tracking},
         {"tracking", "click_tracking", &store::DomainSettings::click_tracking}};
+    auto label = read_return_path(body);
+    if (auto* bad = std::get_if<BodyError>(&label)) return *bad;
+    st.return_path_label = std::get<std::optional<std::string>>(std::move(label));
     for (const auto& [group, value] : body.as_object()) {
+        if (group == "return_path") continue;  // read above
         if (group != "config" && group != "tracking")
             return error("unknown field '" + std::string(group) + "'");
         if (!value.is_object()) return error(std::string(group) + " must be an object");

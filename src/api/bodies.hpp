@@ -19,17 +19,25 @@ struct BodyError {
     std::string message;  // "unknown field 'x'", "url must be a string", …
 };
 
-// POST /v1/domains {"domain", "tracking"?: {"label"?}}: the canonical name (lower case, no
-// final dot, A-labels) and the label of its tracking host (lower case), if given.
+// POST /v1/domains {"domain", "tracking"?: {"label"?}, "return_path"?: {"label"}}: the
+// canonical name (lower case, no final dot, A-labels) and the labels of its tracking host
+// and of its return-path host (lower case), each if given.
 struct DomainCreate {
     std::string name;
     std::optional<std::string> tracking_label;
+    std::optional<std::string> return_path_label;
 };
 std::variant<DomainCreate, BodyError> read_domain_create(const boost::json::value& body);
 
+// The "return_path": {"label"} of POST /v1/domains and PATCH /v1/domains/{id}: the label,
+// lower-cased, one DNS label (domain::bad_return_path_label); nullopt when not given.
+std::variant<std::optional<std::string>, BodyError> read_return_path(
+    const boost::json::value& body);
+
 // PATCH /v1/domains/{id} {"config": {sending, inbound}, "tracking": {open_tracking,
-// click_tracking, label}}: the settings given (each optional; a label in lower case, a DNS
-// label: its length with the domain's name is the handler's to check).
+// click_tracking, label}, "return_path": {label}}: the settings given (each optional; a
+// label in lower case, a DNS label: its length with the domain's name is the handler's to
+// check; records_json left for the handler).
 std::variant<store::DomainSettings, BodyError> read_domain_settings(const boost::json::value& body);
 
 // POST /v1/api-keys {name, permission, domain?, test?}: name 1 to 100 characters without

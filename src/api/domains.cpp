@@ -56,8 +56,27 @@ json::object tracking_record(const DomainPolicy& p, const std::string& name,
     return record("CNAME", label + "." + name, p.tracking_target);
 }
 
+// The return path's record (docs/domains.md#return-path): <label>.<domain> → the operator's
+// bounce host. Not one of the records that decide the domain's status.
+json::object return_path_record(const DomainPolicy& p, const std::string& name,
+                                const std::string& label) {
+    return record("CNAME", label + "." + name, p.return_path_target);
+}
+
+// The records with a return-path record for the domain's current label: a domain made
+// before return paths (or whose label changed meanwhile) is given a fresh, unchecked one.
+void ensure_return_path(json::object& records, const DomainPolicy& p, const store::Domain& d) {
+    const auto host = d.return_path_label + "." + d.name;
+    if (const auto* rp = records.if_contains("return_path"); rp && rp->is_object())
+        if (const auto* h = rp->as_object().if_contains("host");
+            h && h->is_string() && h->as_string() == host)
+            return;
+    records["return_path"] = return_path_record(p, d.name, d.return_path_label);
+}
+
 json::object initial_records(const DomainPolicy& p, const std::string& name,
-                             const std::string& token, const std::string& tracking_label) {
+                             const std::string& token, const std::string& tracking_label,
+                             const std::string& return_path_label) {
     json::array dkim;
     for (auto sel : kSelectors) {
         auto r = record("CNAME", std::string(sel) + "._domainkey." + name,
@@ -71,15 +90,14 @@ json::object initial_records(const DomainPolicy& p, const std::string& name,
             {"spf", record("TXT", name, "v=spf1 include:" + p.spf_include + " ~all")},
             {"dmarc", record("TXT", "_dmarc." + name, "v=DMARC1; p=none;")},
             {"inbound", std::move(inbound)},
-            {"tracking", tracking_record(p, name, tracking_label)}};
+            {"tracking", tracking_record(p, name, tracking_label)},
+            {"return_path", return_path_record(p, name, return_path_label)}};
 }
 
 // Each DKIM record says what its selector's key does: ACTIVE (signs), PENDING (a rotation's
 // new key, waiting for the operator's zone) or INACTIVE. Not stored: it follows the domain.
-void mark_dkim_states(json::value& records, const store::Domain& d) {
-    auto* obj = records.if_object();
-    if (obj == nullptr) return;
-    auto* dkim = obj->if_contains("dkim");
+void mark_dkim_states(json::object& records, const store::Domain& d) {
+    auto* dkim = records.if_contains("dkim");
     if (dkim == nullptr || !dkim->is_array()) return;
     for (auto& v : dkim->as_array()) {
         auto* rec = v.if_object();
@@ -101,9 +119,10 @@ json::object dkim_json(const store::Domain& d) {
     return o;
 }
 
-json::object to_json(const store::Domain& d) {
-    json::value records = json::parse(d.records_json);
+json::object to_json(const store::Domain& d, const DomainPolicy& p) {
+    json::object records = json::parse(d.records_json).as_object();
     mark_dkim_states(records, d);
+    ensure_return_path(records, p, d);
     json::object o{{"id", d.id},
                    {"domain", d.name},
                    {"status", domain::name(d.status)},
@@ -112,6 +131,10 @@ json::object to_json(const store::Domain& d) {
                     {{"open_tracking", d.open_tracking},
                      {"click_tracking", d.click_tracking},
                      {"label", d.tracking_label}}},
+                   {"return_path",
+                    {{"label", d.return_path_label},
+                     {"host", d.return_path_label + "." + d.name},
+                     {"verified", d.return_path_verified}}},
                    {"records", std::move(records)},
                    {"created_at", format_iso8601(d.created_at)}};
     o["last_checked_at"] =
@@ -253,6 +276,7 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
     auto& dns = deps.resolver;
     const auto& policy = deps.domain_policy;
     json::object records = json::parse(d.records_json).as_object();
+    ensure_return_path(records, policy, d);
 
     int required = 0, verified = 0;
     std::vector<std::string> errors;
@@ -293,6 +317,7 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
         const auto l = co_await check_mx(dns, std::move(host), std::move(want));
         tally(inbound, l, false);  // only needed to receive mail: it does not decide the status
     }
+    bool return_path_verified = false;
     if (errors.empty()) {
         // The custom tracking host: looked up like the others, not deciding the status either.
         // A domain made before it existed gets its record now.
@@ -302,6 +327,13 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
         std::string host(tracking["host"].as_string()), want(tracking["value"].as_string());
         const auto l = co_await check_cname(dns, std::move(host), std::move(want));
         tally(tracking, l, false);
+    }
+    if (errors.empty()) {
+        auto& rp = records["return_path"].as_object();
+        std::string host(rp["host"].as_string()), want(rp["value"].as_string());
+        const auto l = co_await check_cname(dns, std::move(host), std::move(want));
+        tally(rp, l, false);  // optional: it decides the envelope sender, not the status
+        return_path_verified = l.check == Check::verified;
     }
 
     const auto now = deps.clock.now_ms();
@@ -338,14 +370,18 @@ asio::awaitable<Result<VerifyResult>> check_domain(Deps deps, store::Domain d, b
                              .checked_at = now,
                              .next_check_at = outcome.next_check_at,
                              .first_verify_at = outcome.first_verify_at,
-                             .verified_at = outcome.verified_at};
+                             .verified_at = outcome.verified_at,
+                             .return_path_label = d.return_path_label,
+                             .return_path_verified = return_path_verified};
     d.status = outcome.status;
+    d.return_path_verified = return_path_verified;
     d.records_json = check.records_json;
     d.last_checked_at = now;
     d.first_verify_at = outcome.first_verify_at;
     d.verified_at = outcome.verified_at;
     if (outcome.event) {
-        auto data = to_json(d);  // the domain as GET /domains/{id} shows it, and its id again
+        // The domain as GET /domains/{id} shows it, and its id again.
+        auto data = to_json(d, policy);
         data["domain_id"] = d.id;
         check.event = domain::make_event(*outcome.event, d.account_id, std::nullopt,
                                          json::serialize(data), now);
@@ -442,6 +478,10 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
     if (auto* bad = std::get_if<BodyError>(&made)) co_return detail::validation_error(bad->message);
     const auto& create = std::get<DomainCreate>(made);
     const auto& canonical = create.name;
+    const std::string rp_label =
+        create.return_path_label.value_or(std::string(domain::kDefaultReturnPathLabel));
+    if (auto why = domain::bad_return_path_label(rp_label, canonical))
+        co_return detail::validation_error("return_path.label: " + *why);
 
     // Cheap check first, so that a duplicate does not cost two RSA key generations.
     auto existing = co_await ctx.deps.domains.find_domain_by_name(ctx.account_id, canonical);
@@ -464,9 +504,10 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
                     .token = new_token(),
                     .created_at = now,
                     .updated_at = now,
-                    .tracking_label = create.tracking_label.value_or("links")};
-    d.records_json =
-        json::serialize(initial_records(ctx.deps.domain_policy, d.name, d.token, d.tracking_label));
+                    .tracking_label = create.tracking_label.value_or("links"),
+                    .return_path_label = rp_label};
+    d.records_json = json::serialize(initial_records(ctx.deps.domain_policy, d.name, d.token,
+                                                     d.tracking_label, d.return_path_label));
     std::vector<store::DkimKey> keys;
     for (std::size_t i = 0; i < kSelectors.size(); ++i) {
         if (!pairs[i]) co_return detail::internal_error("generate DKIM keys", pairs[i].error());
@@ -488,7 +529,7 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
                 409, "CONFLICT", "domain " + canonical + " exists already in this account");
         co_return detail::internal_error("create the domain", r.error());
     }
-    co_return detail::json(201, to_json(d));
+    co_return detail::json(201, to_json(d, ctx.deps.domain_policy));
 }
 
 asio::awaitable<http::Response> list_domains(Context ctx) {
@@ -502,7 +543,7 @@ asio::awaitable<http::Response> list_domains(Context ctx) {
     auto page = co_await ctx.deps.domains.list_domains(std::move(query));
     if (!page) co_return detail::internal_error("list domains", page.error());
     json::array data;
-    for (const auto& d : page->items) data.push_back(to_json(d));
+    for (const auto& d : page->items) data.push_back(to_json(d, ctx.deps.domain_policy));
     co_return detail::json(200, json::object{{"data", std::move(data)},
                                              {"pagination", detail::pagination(p, page->total)}});
 }
@@ -510,7 +551,7 @@ asio::awaitable<http::Response> list_domains(Context ctx) {
 asio::awaitable<http::Response> get_domain(Context ctx) {
     auto d = co_await find(ctx);
     if (!d) co_return not_found_or_error(d.error());
-    co_return detail::json(200, to_json(*d));
+    co_return detail::json(200, to_json(*d, ctx.deps.domain_policy));
 }
 
 asio::awaitable<http::Response> update_domain(Context ctx) {
@@ -523,15 +564,24 @@ asio::awaitable<http::Response> update_domain(Context ctx) {
     if (st.tracking_label) {
         if (auto bad = domain::bad_tracking_label(*st.tracking_label, d->name))
             co_return detail::validation_error(*bad);
-        if (*st.tracking_label == d->tracking_label) {
-            st.tracking_label.reset();  // unchanged: its record keeps its status
-        } else {
-            // A new host: its record is new, unverified until the next verification.
-            auto records = json::parse(d->records_json).as_object();
+        if (*st.tracking_label == d->tracking_label) st.tracking_label.reset();  // unchanged
+    }
+    if (st.return_path_label) {
+        if (auto why = domain::bad_return_path_label(*st.return_path_label, d->name))
+            co_return detail::validation_error("return_path.label: " + *why);
+        if (*st.return_path_label == d->return_path_label) st.return_path_label.reset();
+    }
+    if (st.tracking_label || st.return_path_label) {
+        // A new host: its record is new, unverified until the next verification (the mail
+        // keeps the server's envelope sender, or public_url, until it finds the CNAME).
+        auto records = json::parse(d->records_json).as_object();
+        if (st.tracking_label)
             records["tracking"] =
                 tracking_record(ctx.deps.domain_policy, d->name, *st.tracking_label);
-            st.records_json = json::serialize(records);
-        }
+        if (st.return_path_label)
+            records["return_path"] =
+                return_path_record(ctx.deps.domain_policy, d->name, *st.return_path_label);
+        st.records_json = json::serialize(records);
     }
     auto r = co_await ctx.deps.domains.update_domain_settings(ctx.account_id, d->id, st,
                                                               ctx.deps.clock.now_ms());
@@ -544,7 +594,7 @@ asio::awaitable<http::Response> verify_domain(Context ctx) {
     if (!d) co_return not_found_or_error(d.error());
     auto r = co_await check_domain(ctx.deps, std::move(*d), false);
     if (!r) co_return detail::internal_error("record the verification", r.error());
-    auto body = to_json(r->domain);
+    auto body = to_json(r->domain, ctx.deps.domain_policy);
     if (!r->dns_error.empty())
         body["dns_error"] = "DNS lookup failed, status unchanged: " + r->dns_error;
     co_return detail::json(200, body);
@@ -579,7 +629,7 @@ asio::awaitable<http::Response> rotate_dkim(Context ctx) {
     }
     log::info("DKIM rotation of {}: new key for {}, waiting for the DKIM zone to serve it", name,
               r->dkim_pending);
-    co_return detail::json(200, to_json(*r));
+    co_return detail::json(200, to_json(*r, ctx.deps.domain_policy));
 }
 
 }  // namespace posthorn::api

@@ -162,6 +162,9 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
     e.subject = std::move(req.subject);
     e.message_id = req.message_id.empty() ? e.id + "@" + deps.smtp_hostname : req.message_id;
     e.return_token = return_token(e.id);
+    // Its envelope sender's domain, decided now and kept (domain::envelope_domain).
+    e.return_path = domain::envelope_domain(sender->name, sender->return_path_label,
+                                            sender->return_path_verified);
     // Test mail is read by nobody, so there is nothing to track: its HTML is kept as given.
     e.track_opens = !test && req.track_opens.value_or(sender->open_tracking);
     e.track_clicks = !test && req.track_clicks.value_or(sender->click_tracking);

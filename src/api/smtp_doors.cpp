@@ -335,15 +335,26 @@ class Inbound final : public smtp::SessionHandler {
         if (!std::holds_alternative<mail::Mailbox>(m))
             co_return reply(501, "5.1.3 Bad recipient address syntax");
         auto box = std::get<mail::Mailbox>(std::move(m));
-        // bounces+<token>@<smtp.hostname>: a report about an email we sent (DESIGN §7).
+        // bounces+<token>@<smtp.hostname>, or @<the email's return path>: a report about an
+        // email we sent (DESIGN §7, docs/domains.md#return-path).
         constexpr std::string_view kBounce = "bounces+";
-        if (box.domain == core::ascii_lower(deps_.smtp_hostname) &&
-            box.local.rfind(kBounce, 0) == 0) {
+        const bool at_server = box.domain == core::ascii_lower(deps_.smtp_hostname);
+        std::optional<store::Email> bounced;
+        if (box.local.rfind(kBounce, 0) == 0) {
             auto token = box.local.substr(kBounce.size());
             auto email = co_await deps_.emails.find_email_by_return_token(std::move(token));
             if (!email && email.error() != store::errc::not_found)
                 co_return reply(451, "4.3.0 Temporary failure, try again");
-            if (!email) co_return reply(550, "5.1.1 No such bounce address");
+            if (email &&
+                domain::bounce_host_matches(box.domain, email->return_path, deps_.smtp_hostname))
+                bounced = std::move(*email);
+            else if (at_server)
+                co_return reply(550, "5.1.1 No such bounce address");
+            // Elsewhere, not a bounce address of ours: mail like any other (refused below
+            // unless its domain takes mail), never relayed.
+        }
+        if (bounced) {
+            auto email = std::move(bounced);
             // Several bounce addresses in one transaction: the report is about each email.
             if (std::none_of(report_for_.begin(), report_for_.end(),
                              [&](const store::Email& e) { return e.id == email->id; }))

@@ -27,6 +27,7 @@ struct DomainPolicy {
     std::string dkim_zone = "dkim.localhost";
     std::string spf_include = "spf.localhost";
     std::string inbound_mx = "localhost";
+    std::string return_path_target = "localhost";  // of the return-path CNAMEs: dns.*
     std::chrono::milliseconds pending_recheck{300'000};
     std::chrono::milliseconds verified_recheck{86'400'000};
     std::chrono::milliseconds give_up_after{72 * 3'600'000};  // PENDING this long → FAILED

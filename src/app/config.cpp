@@ -276,6 +276,11 @@ const Spec kSpecs[] = {
      [](Config& c, const std::string& k, const Value& v) { c.dns.spf_include = hostname(k, v); }},
     {"dns", "inbound_mx", Kind::string,
      [](Config& c, const std::string& k, const Value& v) { c.dns.inbound_mx = hostname(k, v); }},
+    {"dns", "return_path_target", Kind::string,
+     [](Config& c, const std::string& k, const Value& v) {
+         // Empty: dns.inbound_mx (serve.cpp, domain_policy).
+         c.dns.return_path_target = str(v).empty() ? std::string() : hostname(k, v);
+     }},
     {"dns", "pending_recheck_s", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
          c.dns.pending_recheck_s = int_in(k, v, 1, 86400);

@@ -85,6 +85,8 @@ struct Config {
         std::string dkim_zone = "dkim.localhost";
         std::string spf_include = "spf.localhost";
         std::string inbound_mx = "localhost";
+        // The CNAME target of the users' return-path hosts (<label>.<domain>); "": inbound_mx.
+        std::string return_path_target;
         int pending_recheck_s = 300;     // re-verify PENDING domains this often
         int verified_recheck_s = 86400;  // re-check VERIFIED domains this often
     } dns;

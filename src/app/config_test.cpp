@@ -143,6 +143,21 @@ TEST(Config, TrackingCnameTarget) {
               std::string::npos);
 }
 
+// dns.return_path_target: empty by default (serve takes dns.inbound_mx), a host name
+// otherwise (docs/configuration.md).
+TEST(Config, ReturnPathTarget) {
+    EXPECT_EQ(load_config("", Env{}.getenv()).dns.return_path_target, "");
+    auto c =
+        load_config("", Env{{{"POSTHORN_DNS_RETURN_PATH_TARGET", "rp.posthorn.example"}}}.getenv());
+    EXPECT_EQ(c.dns.return_path_target, "rp.posthorn.example");
+    EXPECT_EQ(load_config(write_toml("[dns]\nreturn_path_target = \"\"\n"), Env{}.getenv())
+                  .dns.return_path_target,
+              "");
+    EXPECT_NE(
+        error_of("[dns]\nreturn_path_target = \"not a host\"\n").find("dns.return_path_target"),
+        std::string::npos);
+}
+
 TEST(Config, UnreadableFile) {
     try {
         load_config("/nonexistent/posthorn.toml", Env{}.getenv());

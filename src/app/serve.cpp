@@ -167,6 +167,8 @@ api::DomainPolicy domain_policy(const Config& c) {
     return {.dkim_zone = c.dns.dkim_zone,
             .spf_include = c.dns.spf_include,
             .inbound_mx = c.dns.inbound_mx,
+            .return_path_target =
+                c.dns.return_path_target.empty() ? c.dns.inbound_mx : c.dns.return_path_target,
             .pending_recheck = milliseconds(c.dns.pending_recheck_s * 1000LL),
             .verified_recheck = milliseconds(c.dns.verified_recheck_s * 1000LL),
             .dkim_rotate_days = c.dkim.rotate_days,

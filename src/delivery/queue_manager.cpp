@@ -459,9 +459,12 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
             co_await finish(job, outcomes, peer);
             continue;
         }
-        smtp::Envelope env{
-            .mail_from = "bounces+" + job.email->return_token + "@" + options.hostname,
-            .data = std::get<std::string>(std::move(message))};
+        // The envelope sender's domain was decided when the email was accepted: its
+        // domain's verified return path, or this server's name (docs/delivery.md).
+        const auto& bounce_host =
+            job.email->return_path.empty() ? options.hostname : job.email->return_path;
+        smtp::Envelope env{.mail_from = "bounces+" + job.email->return_token + "@" + bounce_host,
+                           .data = std::get<std::string>(std::move(message))};
         for (const auto& r : job.recipients) env.rcpt_to.push_back(r.address);
         auto tx = co_await client->send(std::move(env));
         ++counters.transactions;

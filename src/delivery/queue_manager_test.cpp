@@ -192,7 +192,7 @@ class QueueManagerTest : public ::testing::Test {
     }
 
     // Queues an email from sender.test to `to` (fresh: due at once).
-    std::string queue(const std::vector<std::string>& to) {
+    std::string queue(const std::vector<std::string>& to, const std::string& return_path = "") {
         store::NewEmail n;
         n.email = {.id = new_id("em_", clock_.now_ms()),
                    .account_id = account_,
@@ -203,6 +203,7 @@ class QueueManagerTest : public ::testing::Test {
                    .message_id = "m@posthorn.test",
                    .source = "api"};
         n.email.return_token = n.email.id.substr(3) + "abcdefghij012345";
+        n.email.return_path = return_path;
         n.email.created_at = n.email.queued_at = id_time(n.email.id, "em_");
         n.email.envelope_id = new_id("env_", clock_.now_ms());
         n.total_recipients = static_cast<int>(to.size());
@@ -277,6 +278,21 @@ TEST_F(QueueManagerTest, DeliversAnEmailInOneSignedTransaction) {
         EXPECT_NE(m.data.find("d=sender.test"), std::string::npos);
         EXPECT_NE(m.data.find("s=s1"), std::string::npos);
     }
+}
+
+// An email accepted with a custom return path (domain::envelope_domain) leaves with it as the
+// host of its envelope sender; the others with the server's name.
+TEST_F(QueueManagerTest, TheEnvelopeSenderIsUnderTheEmailsReturnPath) {
+    start_manager();
+    const auto custom = queue({"ann@dest.test"}, "bounces.sender.test");
+    auto e = wait_final(custom);
+    ASSERT_EQ(e.status, EmailStatus::delivered);
+    const auto plain = wait_final(queue({"bob@dest.test"}));
+    ASSERT_EQ(plain.status, EmailStatus::delivered);
+    ASSERT_EQ(peer_.received(), 2u);
+    std::lock_guard lock(peer_.mutex);
+    EXPECT_EQ(peer_.messages[0].mail_from, "bounces+" + e.return_token + "@bounces.sender.test");
+    EXPECT_EQ(peer_.messages[1].mail_from, "bounces+" + plain.return_token + "@posthorn.test");
 }
 
 // Emails waiting for one destination go over one session, one transaction each, when the

@@ -69,6 +69,9 @@ struct Email {
     std::string subject;
     std::string message_id;
     std::string return_token;
+    // The domain of its envelope sender (bounces+<token>@<return_path>), decided at
+    // acceptance: a verified custom return path (<label>.<domain>); "": smtp.hostname.
+    std::string return_path;
     bool track_opens = false;
     bool track_clicks = false;
     std::string source = "api";

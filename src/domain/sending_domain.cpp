@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "core/text.hpp"
+
 namespace posthorn::domain {
 
 SendCheck may_send_from(DomainStatus status, bool sending) {
@@ -122,6 +124,30 @@ std::optional<std::pair<std::string, std::string>> tracking_host_parts(std::stri
 std::optional<UnixMs> rotate_keys_made_before(int rotate_days, UnixMs now) {
     if (rotate_days <= 0) return std::nullopt;
     return now - static_cast<UnixMs>(rotate_days) * 86'400'000;
+}
+
+std::optional<std::string> bad_return_path_label(std::string_view label, std::string_view domain) {
+    constexpr std::size_t kMaxLabel = 63, kMaxName = 253;
+    if (label.empty() || label.size() > kMaxLabel) return "must be 1 to 63 characters";
+    for (char c : label)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+            return "only lower-case letters, digits and hyphens are allowed (one DNS label)";
+    if (label.front() == '-' || label.back() == '-') return "must not begin or end with a hyphen";
+    if (!domain.empty() && label.size() + 1 + domain.size() > kMaxName)
+        return "the host <label>." + std::string(domain) + " would be longer than 253 characters";
+    return std::nullopt;
+}
+
+std::string envelope_domain(std::string_view domain, std::string_view label,
+                            bool return_path_verified) {
+    if (!return_path_verified || domain.empty() || label.empty()) return {};
+    return std::string(label) + "." + std::string(domain);
+}
+
+bool bounce_host_matches(std::string_view host, std::string_view email_return_path,
+                         std::string_view smtp_hostname) {
+    if (core::ascii_iequals(host, smtp_hostname)) return true;
+    return !email_return_path.empty() && core::ascii_iequals(host, email_return_path);
 }
 
 }  // namespace posthorn::domain

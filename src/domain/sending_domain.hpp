@@ -1,6 +1,7 @@
 // domain/sending_domain.hpp — the rules of a user's domain (DESIGN §6): which domains may
 // send and receive, and what a verification of its DNS records makes of it — its status,
-// when it is checked again, and the event it raises. Pure; thread-safe.
+// when it is checked again, and the event it raises; its custom return path. Pure;
+// thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -79,5 +80,31 @@ std::string tracking_base(std::string_view public_url, std::string_view label,
 // rest, lower case and without a port; none for a name of fewer than three labels or an IP
 // address literal.
 std::optional<std::pair<std::string, std::string>> tracking_host_parts(std::string_view host);
+// ---- the custom return path (docs/domains.md#return-path) ----
+// A domain's return-path host is <label>.<domain>, a CNAME to the operator's bounce host.
+// Once that CNAME is verified, the domain's mail has the envelope sender
+// bounces+<token>@<label>.<domain>, so that SPF is checked (and aligns for DMARC) under the
+// user's own domain. It is not one of the records that make a domain VERIFIED.
+
+inline constexpr std::string_view kDefaultReturnPathLabel = "bounces";
+
+// Why `label` cannot be a return-path label of `domain` (nullopt: it can): one DNS label
+// of lower-case letters, digits and hyphens (not at either end), 1 to 63 characters, and
+// <label>.<domain> at most 253. `domain` may be empty: the label alone is checked.
+std::optional<std::string> bad_return_path_label(std::string_view label, std::string_view domain);
+
+// The domain of the envelope sender of mail accepted now from `domain`: its return-path
+// host if that was verified, otherwise "" (the server's own: smtp.hostname). Decided at
+// acceptance and kept with the email, so that a later change of the label or a failed
+// re-check does not change where the reports about mail already sent go.
+std::string envelope_domain(std::string_view domain, std::string_view label,
+                            bool return_path_verified);
+
+// Whether a report sent to bounces+<token>@<host> may be taken as one about the email of
+// that token whose envelope domain is `email_return_path` ("" : smtp.hostname): to
+// smtp.hostname always, to another host only if it is that email's return path. Any
+// other host is not a bounce address (no open relay). Hosts compared case-insensitively.
+bool bounce_host_matches(std::string_view host, std::string_view email_return_path,
+                         std::string_view smtp_hostname);
 
 }  // namespace posthorn::domain

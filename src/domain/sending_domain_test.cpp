@@ -120,3 +120,39 @@ TEST(SendingDomain, AutomaticRotationIsOffAtZeroDays) {
 
 }  // namespace
 }  // namespace posthorn::domain
+
+namespace posthorn::domain {
+namespace {
+
+TEST(SendingDomain, ReturnPathLabelsAreOneDnsLabel) {
+    EXPECT_FALSE(bad_return_path_label("bounces", "mail.example.com"));
+    EXPECT_FALSE(bad_return_path_label("rp-2", ""));
+    EXPECT_FALSE(bad_return_path_label(std::string(63, 'a'), "example.com"));
+    EXPECT_TRUE(bad_return_path_label("", "example.com"));
+    EXPECT_TRUE(bad_return_path_label(std::string(64, 'a'), "example.com"));
+    for (const char* bad : {"Bounces", "b.x", "b_x", "-b", "b-", "b x", "bé"})
+        EXPECT_TRUE(bad_return_path_label(bad, "example.com")) << bad;
+    const std::string long_domain = std::string(63, 'd') + "." + std::string(63, 'd') + "." +
+                                    std::string(63, 'd') + "." + std::string(50, 'd') + ".com";
+    EXPECT_TRUE(bad_return_path_label("bounces", long_domain));
+}
+
+TEST(SendingDomain, TheEnvelopeDomainIsTheReturnPathOnceVerified) {
+    EXPECT_EQ(envelope_domain("mail.example.com", "bounces", true), "bounces.mail.example.com");
+    EXPECT_EQ(envelope_domain("mail.example.com", "rp", true), "rp.mail.example.com");
+    EXPECT_EQ(envelope_domain("mail.example.com", "bounces", false), "");
+}
+
+TEST(SendingDomain, BouncesAreTakenOnlyAtTheServerOrTheEmailsReturnPath) {
+    EXPECT_TRUE(bounce_host_matches("mx.posthorn.test", "", "MX.posthorn.test"));
+    EXPECT_TRUE(bounce_host_matches("mx.posthorn.test", "bounces.example.com", "mx.posthorn.test"));
+    EXPECT_TRUE(
+        bounce_host_matches("Bounces.Example.com", "bounces.example.com", "mx.posthorn.test"));
+    EXPECT_FALSE(bounce_host_matches("bounces.example.com", "", "mx.posthorn.test"));
+    EXPECT_FALSE(bounce_host_matches("rp.example.com", "bounces.example.com", "mx.posthorn.test"));
+    EXPECT_FALSE(
+        bounce_host_matches("bounces.other.com", "bounces.example.com", "mx.posthorn.test"));
+}
+
+}  // namespace
+}  // namespace posthorn::domain

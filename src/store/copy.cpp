@@ -39,7 +39,9 @@ const std::vector<CopyTable>& copy_tables() {
           {"dkim_selector", K::text},
           {"dkim_pending", K::text},
           {"dkim_rotated_at", K::integer},
-          {"tracking_label", K::text}}},
+          {"tracking_label", K::text},
+          {"return_path_label", K::text},  // the custom return path (migrations 024 / 011)
+          {"return_path_verified", K::boolean}}},
         {"dkim_keys",
          {{"id", K::text},
           {"domain_id", K::text},
@@ -74,12 +76,13 @@ const std::vector<CopyTable>& copy_tables() {
           {"opened_at", K::integer},
           {"clicked_at", K::integer},
           {"updated_at", K::integer},
-          {"raw", K::bytes},        // the message as built
-          {"api_key_id", K::text},  // the key that sent it (NULL: not known)
-          {"tags", K::text},        // one "name=value" a line (store/detail/tag_codec.hpp)
-          {"metadata", K::text},    // the JSON object given (migrations 020 / 007)
-          {"test", K::boolean}}},   // sent with a test key (migrations 022 / 009)
-        {"email_tags",              // one row per tag of an email: what a tag filter reads
+          {"raw", K::bytes},           // the message as built
+          {"api_key_id", K::text},     // the key that sent it (NULL: not known)
+          {"tags", K::text},           // one "name=value" a line (store/detail/tag_codec.hpp)
+          {"metadata", K::text},       // the JSON object given (migrations 020 / 007)
+          {"test", K::boolean},        // sent with a test key (migrations 022 / 009)
+          {"return_path", K::text}}},  // its envelope sender's domain (migrations 024 / 011)
+        {"email_tags",                 // one row per tag of an email: what a tag filter reads
          {{"account_id", K::text}, {"name", K::text}, {"value", K::text}, {"email_id", K::text}}},
         {"recipients",
          {{"id", K::integer},  // the order of an email's recipients

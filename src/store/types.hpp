@@ -88,6 +88,10 @@ struct Domain {
     std::optional<UnixMs> dkim_rotated_at;
     // The custom tracking host is <tracking_label>.<name> (docs/tracking.md).
     std::string tracking_label = "links";
+    // The custom return path (docs/domains.md#return-path): the label of its host
+    // (<label>.<name>), and whether its CNAME was found as published at the last check.
+    std::string return_path_label = "bounces";
+    bool return_path_verified = false;
 };
 
 struct DkimKey {
@@ -114,6 +118,8 @@ struct DomainSettings {
     std::optional<bool> open_tracking;
     std::optional<bool> click_tracking;
     std::optional<std::string> tracking_label;
+    // A new return-path label: unverified until it is checked again.
+    std::optional<std::string> return_path_label;
     std::optional<std::string> records_json;  // the records, rewritten with a new label
 };
 
@@ -128,6 +134,10 @@ struct DomainCheck {
     std::optional<UnixMs> first_verify_at;
     std::optional<UnixMs> verified_at;
     std::optional<Event> event;  // domain.verified / domain.failed on a change
+    // The return-path label that was looked up and whether its CNAME was right; stored only
+    // while the domain still has that label (a PATCH may have changed it meanwhile).
+    std::string return_path_label;
+    bool return_path_verified = false;
 };
 
 struct Envelope {
@@ -229,6 +239,7 @@ struct QueuedEmail {
     std::string domain_id;
     std::string from_domain;  // the sender's domain name (DKIM d=)
     std::string return_token;
+    std::string return_path;  // the envelope sender's domain; "": smtp.hostname
     std::string message_id;
     // The message itself is not claimed with it: a session reads it (EmailStore::email_raw)
     // when it is about to send it, so that claimed mail does not sit in memory.

@@ -101,6 +101,13 @@ def test_answers_match_the_document(posthorn_factory, dns):
     call("PATCH", f"/v1/domains/{d['id']}", key=key, body={"tracking": {"open_tracking": True}},
          expect=200)
     call("PATCH", f"/v1/domains/{d['id']}", key=key, body={"nope": 1}, expect=400)
+    # The return path (a label given at creation, changed, refused when bad).
+    call("POST", "/v1/domains", key=key,
+         body={"domain": "third.example.com", "return_path": {"label": "rp"}}, expect=201)
+    call("PATCH", f"/v1/domains/{d['id']}", key=key, body={"return_path": {"label": "mail-from"}},
+         expect=200)
+    call("PATCH", f"/v1/domains/{d['id']}", key=key, body={"return_path": {"label": "a_b"}},
+         expect=400)
     call("POST", f"/v1/domains/{d['id']}/verify", key=key, expect=200)
     call("PUT", f"/v1/domains/{d['id']}", key=key, body={}, expect=405)
     call("POST", "/v1/domains", key=key,

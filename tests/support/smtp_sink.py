@@ -27,9 +27,10 @@ def self_signed(workdir: pathlib.Path, name: str) -> ssl.SSLContext:
 
 
 class Received:
-    def __init__(self, mail_from, rcpt_tos, data, tls, helo):
+    def __init__(self, mail_from, rcpt_tos, data, tls, helo, peer=None):
         self.mail_from, self.rcpt_tos, self.data, self.tls, self.helo = (
             mail_from, rcpt_tos, data, tls, helo)
+        self.peer = peer  # the client's IP address (what an SPF check is asked about)
 
 
 class Script:
@@ -69,7 +70,8 @@ class Handler:
                 return reply
         self.sink.messages.append(Received(envelope.mail_from, list(envelope.rcpt_tos),
                                            envelope.original_content or envelope.content,
-                                           session.ssl is not None, session.host_name))
+                                           session.ssl is not None, session.host_name,
+                                           session.peer[0] if session.peer else None))
         return "250 2.0.0 Ok: queued as test"
 
 

@@ -28,7 +28,8 @@ namespace {
 constexpr const char* kDomainColumns =
     "id, account_id, name, status, token, sending, inbound, open_tracking, click_tracking, "
     "records, first_verify_at, last_checked_at, next_check_at, verified_at, created_at, "
-    "updated_at, dkim_selector, dkim_pending, dkim_rotated_at, tracking_label";
+    "updated_at, dkim_selector, dkim_pending, dkim_rotated_at, tracking_label, "
+    "return_path_label, return_path_verified";
 
 Domain read_domain(const Row& r) {
     return Domain{.id = r.text(0),
@@ -50,7 +51,9 @@ Domain read_domain(const Row& r) {
                   .dkim_selector = r.text(16),
                   .dkim_pending = r.opt_text(17).value_or(""),
                   .dkim_rotated_at = r.opt_int64(18),
-                  .tracking_label = r.text(19)};
+                  .tracking_label = r.text(19),
+                  .return_path_label = r.text(20),
+                  .return_path_verified = r.boolean(21)};
 }
 
 Result<std::vector<Domain>> read_domains(const Result<Rows>& rows) {
@@ -83,7 +86,8 @@ asio::awaitable<Result<void>> PgStore::create_domain(Domain d, std::vector<DkimK
         auto r = c.exec(
             "INSERT INTO domains (id, account_id, name, status, token, sending, inbound, "
             "open_tracking, click_tracking, records, created_at, updated_at, dkim_selector, "
-            "tracking_label) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+            "tracking_label, return_path_label) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+            "$11, $12, $13, $14, $15)",
             Params()
                 .add(d.id)
                 .add(d.account_id)
@@ -98,7 +102,8 @@ asio::awaitable<Result<void>> PgStore::create_domain(Domain d, std::vector<DkimK
                 .add(d.created_at)
                 .add(d.updated_at)
                 .add(d.dkim_selector)
-                .add(d.tracking_label));
+                .add(d.tracking_label)
+                .add(d.return_path_label));
         if (!r) return r.error();
         for (const auto& k : keys) {
             auto kr = c.exec(
@@ -165,7 +170,10 @@ asio::awaitable<Result<void>> PgStore::update_domain_settings(std::string accoun
             c.exec("UPDATE domains SET sending = coalesce($3, sending), "
                    "inbound = coalesce($4, inbound), open_tracking = coalesce($5, open_tracking), "
                    "click_tracking = coalesce($6, click_tracking), updated_at = $7, "
-                   "tracking_label = coalesce($8, tracking_label), records = coalesce($9, records) "
+                   "tracking_label = coalesce($8::text, tracking_label), "
+                   "records = coalesce($9::text, records), "
+                   "return_path_label = coalesce($10::text, return_path_label), "
+                   "return_path_verified = ($10::text IS NULL AND return_path_verified) "
                    "WHERE account_id = $1 AND id = $2",
                    Params()
                        .add(account_id)
@@ -176,7 +184,8 @@ asio::awaitable<Result<void>> PgStore::update_domain_settings(std::string accoun
                        .add(st.click_tracking)
                        .add(now)
                        .add(st.tracking_label)
-                       .add(st.records_json)));
+                       .add(st.records_json)
+                       .add(st.return_path_label)));
     };
     return impl_->write_lookups<void>(std::move(job));
 }
@@ -196,19 +205,22 @@ asio::awaitable<Result<void>> PgStore::delete_domain(std::string account_id,
 asio::awaitable<Result<void>> PgStore::record_domain_check(DomainCheck check) {
     const bool any_event = check.event.has_value();
     auto job = [c = std::move(check)](Conn& conn, Batch& b) -> Result<void> {
-        auto r = found(
-            conn.exec("UPDATE domains SET status = $3, records = $4, last_checked_at = $5, "
-                      "next_check_at = $6, first_verify_at = $7, verified_at = $8, updated_at = $5 "
-                      "WHERE account_id = $1 AND id = $2",
-                      Params()
-                          .add(c.account_id)
-                          .add(c.domain_id)
-                          .add(domain::name(c.status))
-                          .add(c.records_json)
-                          .add(c.checked_at)
-                          .add(c.next_check_at)
-                          .add(c.first_verify_at)
-                          .add(c.verified_at)));
+        auto r = found(conn.exec(
+            "UPDATE domains SET status = $3, records = $4, last_checked_at = $5, "
+            "next_check_at = $6, first_verify_at = $7, verified_at = $8, updated_at = $5, "
+            "return_path_verified = (return_path_label = $9 AND $10) "
+            "WHERE account_id = $1 AND id = $2",
+            Params()
+                .add(c.account_id)
+                .add(c.domain_id)
+                .add(domain::name(c.status))
+                .add(c.records_json)
+                .add(c.checked_at)
+                .add(c.next_check_at)
+                .add(c.first_verify_at)
+                .add(c.verified_at)
+                .add(c.return_path_label)
+                .add(c.return_path_verified)));
         if (!r) return r;
         if (c.event) return detail::insert_event(conn, b, *c.event);
         return {};

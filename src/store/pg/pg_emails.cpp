@@ -12,7 +12,8 @@ constexpr const char* kEmailColumns =
     "coalesce(e.from_name, ''), e.to_display, e.subject, e.message_id, e.return_token, "
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
     "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, e.envelope_id, "
-    "coalesce(e.api_key_id, ''), coalesce(e.tags, ''), coalesce(e.metadata, ''), e.test";
+    "coalesce(e.api_key_id, ''), coalesce(e.tags, ''), coalesce(e.metadata, ''), e.test, "
+    "coalesce(e.return_path, '')";
 
 Email read_email(const Row& r) {
     return Email{.id = r.text(0),
@@ -26,6 +27,7 @@ Email read_email(const Row& r) {
                  .subject = r.text(7),
                  .message_id = r.text(8),
                  .return_token = r.text(9),
+                 .return_path = r.text(26),
                  .track_opens = r.boolean(10),
                  .track_clicks = r.boolean(11),
                  .source = r.text(12),
@@ -133,15 +135,17 @@ Result<void> insert_email(Conn& c, const NewEmail& n) {
         p.add(e.metadata_json);
     p.texts(tag_names).texts(tag_values);
     p.add(e.test);
+    p.add(e.return_path);
     // Pipelined (Conn::queue): nothing of it is read back, so the writer sends the next
     // send's statement without waiting for this one's answer.
     auto ec = c.queue(
         "WITH e AS (INSERT INTO emails (id, account_id, domain_id, envelope_id, status, "
         "from_email, from_name, to_display, subject, message_id, return_token, "
         "recipient_addresses, track_opens, track_clicks, source, size_bytes, total_recipients, "
-        "created_at, queued_at, updated_at, raw, api_key_id, tags, metadata, test) VALUES ($1, "
-        "$2, nullif($3, ''), $4, $5, $6, nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, "
-        "$16, $17, $18, $19, $18, $20, nullif($26, ''), $27, $28, $31) RETURNING id), "
+        "created_at, queued_at, updated_at, raw, api_key_id, tags, metadata, test, return_path) "
+        "VALUES ($1, $2, nullif($3, ''), $4, $5, $6, nullif($7, ''), $8, $9, $10, $11, $12, $13, "
+        "$14, $15, $16, $17, $18, $19, $18, $20, nullif($26, ''), $27, $28, $31, nullif($32, '')) "
+        "RETURNING id), "
         // Its tags (none: no row), in the same statement.
         "t AS (INSERT INTO email_tags (account_id, name, value, email_id) SELECT $2, g.n, g.v, "
         "e.id FROM e, unnest($29::text[], $30::text[]) AS g (n, v) ON CONFLICT DO NOTHING) "

@@ -71,7 +71,8 @@ struct Claim {
         for (const auto& [id, of_email] : by_email) ids.emplace_back(id);
         auto rows = conn.exec(
             "SELECT e.id, e.account_id, coalesce(e.domain_id, ''), coalesce(d.name, ''), "
-            "e.return_token, e.message_id FROM emails e LEFT JOIN domains d ON d.id = e.domain_id "
+            "e.return_token, e.message_id, coalesce(e.return_path, '') FROM emails e "
+            "LEFT JOIN domains d ON d.id = e.domain_id "
             "WHERE e.id = ANY ($1::text[])",
             Params().texts(ids));
         if (!rows) return rows.error();
@@ -87,6 +88,7 @@ struct Claim {
                                       .domain_id = r.text(2),
                                       .from_domain = r.text(3),
                                       .return_token = r.text(4),
+                                      .return_path = r.text(6),
                                       .message_id = r.text(5),
                                       .recipients = std::move(recipients)});
         }

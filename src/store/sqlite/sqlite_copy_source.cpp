@@ -31,7 +31,7 @@ const std::map<std::string_view, const char*, std::less<>>& selects() {
          "SELECT id, account_id, name, status, token, sending, inbound, open_tracking, "
          "click_tracking, records, first_verify_at, last_checked_at, next_check_at, "
          "verified_at, created_at, updated_at, dkim_selector, dkim_pending, dkim_rotated_at, "
-         "tracking_label "
+         "tracking_label, return_path_label, return_path_verified "
          "FROM domains ORDER BY rowid"},
         {"dkim_keys",
          "SELECT id, domain_id, selector, private_key, public_key, active, created_at "
@@ -44,7 +44,8 @@ const std::map<std::string_view, const char*, std::less<>>& selects() {
          "e.return_token, NULL, e.track_opens, e.track_clicks, e.source, e.size_bytes, "
          "e.total_recipients, e.created_at, e.queued_at, e.sent_at, e.delivered_at, "
          "e.failed_at, e.opened_at, e.clicked_at, e.updated_at, COALESCE(b.raw, X''), "
-         "e.api_key_id, e.tags, e.metadata, e.test, e.first_recipient_id, e.last_recipient_id "
+         "e.api_key_id, e.tags, e.metadata, e.test, e.return_path, e.first_recipient_id, "
+         "e.last_recipient_id "
          "FROM emails e LEFT JOIN email_bodies b ON b.id = e.body_id ORDER BY e.account_id, e.id"},
         // A recipient never tried has no next_attempt_at (migration 012): it is due since its
         // email was queued, as email_where() reads it and as PostgreSQL stores it.

@@ -7,7 +7,8 @@ namespace {
 constexpr const char* kDomainColumns =
     "id, account_id, name, status, token, sending, inbound, open_tracking, click_tracking, "
     "records, first_verify_at, last_checked_at, next_check_at, verified_at, created_at, "
-    "updated_at, dkim_selector, dkim_pending, dkim_rotated_at, tracking_label";
+    "updated_at, dkim_selector, dkim_pending, dkim_rotated_at, tracking_label, "
+    "return_path_label, return_path_verified";
 
 Domain read_domain(const Stmt& s) {
     return Domain{.id = s.text(0),
@@ -29,7 +30,9 @@ Domain read_domain(const Stmt& s) {
                   .dkim_selector = s.text(16),
                   .dkim_pending = s.opt_text(17).value_or(""),
                   .dkim_rotated_at = s.opt_int64(18),
-                  .tracking_label = s.text(19)};
+                  .tracking_label = s.text(19),
+                  .return_path_label = s.text(20),
+                  .return_path_verified = s.int64(21) != 0};
 }
 
 Result<std::vector<Domain>> read_domains(Stmt& s) {
@@ -61,7 +64,8 @@ asio::awaitable<Result<void>> SqliteStore::create_domain(Domain d, std::vector<D
         auto s = db.prepare(
             "INSERT INTO domains (id, account_id, name, status, token, sending, inbound, "
             "open_tracking, click_tracking, records, created_at, updated_at, dkim_selector, "
-            "tracking_label) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+            "tracking_label, return_path_label) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+            "?10, ?11, ?12, ?13, ?14, ?15)");
         if (!s) return s.error();
         auto r = s->bind(1, d.id)
                      .bind(2, d.account_id)
@@ -77,6 +81,7 @@ asio::awaitable<Result<void>> SqliteStore::create_domain(Domain d, std::vector<D
                      .bind(12, d.updated_at)
                      .bind(13, d.dkim_selector)
                      .bind(14, d.tracking_label)
+                     .bind(15, d.return_path_label)
                      .run();
         if (!r) return r.error();
         for (const auto& k : keys) {
@@ -148,7 +153,9 @@ asio::awaitable<Result<void>> SqliteStore::update_domain_settings(std::string ac
             "UPDATE domains SET sending = COALESCE(?3, sending), inbound = COALESCE(?4, inbound), "
             "open_tracking = COALESCE(?5, open_tracking), "
             "click_tracking = COALESCE(?6, click_tracking), updated_at = ?7, "
-            "tracking_label = COALESCE(?8, tracking_label), records = COALESCE(?9, records) "
+            "tracking_label = COALESCE(?8, tracking_label), records = COALESCE(?9, records), "
+            "return_path_label = COALESCE(?10, return_path_label), "
+            "return_path_verified = CASE WHEN ?10 IS NULL THEN return_path_verified ELSE 0 END "
             "WHERE account_id = ?1 AND id = ?2");
         if (!s) return s.error();
         auto as_int = [](std::optional<bool> b) -> std::optional<std::int64_t> {
@@ -164,6 +171,7 @@ asio::awaitable<Result<void>> SqliteStore::update_domain_settings(std::string ac
                      .bind(7, now)
                      .bind(8, st.tracking_label)
                      .bind(9, st.records_json)
+                     .bind(10, st.return_path_label)
                      .run();
         if (!r) return r.error();
         if (db.changes() == 0) return errc::not_found;
@@ -192,7 +200,8 @@ asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
     auto job = [c = std::move(c)](Db& db) -> Result<void> {
         auto s = db.prepare(
             "UPDATE domains SET status = ?3, records = ?4, last_checked_at = ?5, "
-            "first_verify_at = ?7, next_check_at = ?6, verified_at = ?8, updated_at = ?5 "
+            "first_verify_at = ?7, next_check_at = ?6, verified_at = ?8, updated_at = ?5, "
+            "return_path_verified = CASE WHEN return_path_label = ?9 THEN ?10 ELSE 0 END "
             "WHERE account_id = ?1 AND id = ?2");
         if (!s) return s.error();
         auto r = s->bind(1, c.account_id)
@@ -203,6 +212,8 @@ asio::awaitable<Result<void>> SqliteStore::record_domain_check(DomainCheck c) {
                      .bind(6, c.next_check_at)
                      .bind(7, c.first_verify_at)
                      .bind(8, c.verified_at)
+                     .bind(9, c.return_path_label)
+                     .bind(10, c.return_path_verified ? 1 : 0)
                      .run();
         if (!r) return r.error();
         if (db.changes() == 0) return errc::not_found;

@@ -13,9 +13,9 @@ constexpr const char* kEmailColumns =
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
     "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, "
     "COALESCE(e.envelope_id, ''), COALESCE(e.api_key_id, ''), COALESCE(e.tags, ''), "
-    "COALESCE(e.metadata, ''), e.test";
+    "COALESCE(e.metadata, ''), e.test, COALESCE(e.return_path, '')";
 // The columns after kEmailColumns' (the range of the email's recipients: email_where).
-constexpr int kAfterEmail = 26;
+constexpr int kAfterEmail = 27;
 
 Email read_email(const Stmt& s) {
     return Email{.id = s.text(0),
@@ -29,6 +29,7 @@ Email read_email(const Stmt& s) {
                  .subject = s.text(7),
                  .message_id = s.text(8),
                  .return_token = s.text(9),
+                 .return_path = s.text(26),
                  .track_opens = s.int64(10) != 0,
                  .track_clicks = s.int64(11) != 0,
                  .source = s.text(12),
@@ -94,9 +95,9 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
         "INSERT INTO emails (id, account_id, domain_id, status, from_email, from_name, "
         "to_display, subject, message_id, return_token, track_opens, track_clicks, source, "
         "size_bytes, created_at, queued_at, updated_at, envelope_id, total_recipients, body_id, "
-        "first_recipient_id, last_recipient_id, api_key_id, tags, metadata, test) "
+        "first_recipient_id, last_recipient_id, api_key_id, tags, metadata, test, return_path) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15, "
-        "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)");
+        "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)");
     if (!s) return s.error();
     // The text is bound without a copy: `n` outlives the statement's run.
     auto r = s->bind_ref(1, e.id)
@@ -127,6 +128,8 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                  .bind(24, e.metadata_json.empty() ? std::optional<std::string>{}
                                                    : std::optional(e.metadata_json))
                  .bind(25, e.test ? 1 : 0)
+                 .bind(26, e.return_path.empty() ? std::optional<std::string>{}
+                                                 : std::optional(e.return_path))
                  .run();
     if (!r) return r;
     for (const auto& t : e.tags) {

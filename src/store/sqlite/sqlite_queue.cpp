@@ -80,7 +80,7 @@ struct Claim {
             auto& [account_id, recipients] = of_email;
             auto e = db.prepare(
                 "SELECT e.account_id, COALESCE(e.domain_id, ''), COALESCE(d.name, ''), "
-                "e.return_token, e.message_id FROM emails e "
+                "e.return_token, e.message_id, COALESCE(e.return_path, '') FROM emails e "
                 "LEFT JOIN domains d ON d.id = e.domain_id WHERE e.account_id = ?2 AND e.id = ?1");
             if (!e) return e.error();
             e->bind(1, email_id).bind_ref(2, account_id);
@@ -92,6 +92,7 @@ struct Claim {
                                       .domain_id = e->text(1),
                                       .from_domain = e->text(2),
                                       .return_token = e->text(3),
+                                      .return_path = e->text(5),
                                       .message_id = e->text(4),
                                       .recipients = std::move(recipients)});
         }
