@@ -111,9 +111,9 @@ def test_answers_match_the_document(posthorn_factory, dns):
     call("POST", f"/v1/domains/{d['id']}/verify", key=key, expect=200)
     call("PUT", f"/v1/domains/{d['id']}", key=key, body={}, expect=405)
     call("POST", "/v1/domains", key=key,
-         body={"domain": "third.example.com", "tracking": {"label": "go"}}, expect=201)
+         body={"domain": "fourth.example.com", "tracking": {"label": "go"}}, expect=201)
     call("POST", "/v1/domains", key=key,
-         body={"domain": "fourth.example.com", "tracking": {"label": "a.b"}}, expect=400)
+         body={"domain": "fifth.example.com", "tracking": {"label": "a.b"}}, expect=400)
     call("PATCH", f"/v1/domains/{d['id']}", key=key, body={"tracking": {"label": "clicks"}},
          expect=200)
     call("PATCH", f"/v1/domains/{d['id']}", key=key, body={"tracking": {"label": "-x"}},

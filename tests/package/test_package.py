@@ -124,8 +124,11 @@ def test_the_package_holds_the_expected_files(deb):
     assert fields["Architecture"] == arch()
     assert fields["Section"] == "mail"
     depends = [d.strip().split()[0] for d in fields["Depends"].split(",")]
+    # publicsuffix: the list DMARC's organizational domains are read from (mail/auth.cpp);
+    # libspf2-2, libopendkim11, libopendmarc2: the inbound checks, through dpkg-shlibdeps.
     for needed in ("adduser", "init-system-helpers", "procps", "libc6", "libssl3",
-                   "libsqlite3-0", "libpq5"):
+                   "libsqlite3-0", "libpq5", "publicsuffix", "libspf2-2", "libopendkim11",
+                   "libopendmarc2"):
         assert needed in depends, fields["Depends"]
 
 

@@ -58,7 +58,8 @@ TEST_P(StoreContract, AReturnPathLabelIsKeptAndVerifiedByChecks) {
 
     // A new label: its records as given, not verified until checked again.
     DomainSettings relabel;
-    relabel.return_path = DomainSettings::ReturnPath{.label = "rp", .records_json = R"({"new":1})"};
+    relabel.return_path_label = "rp";
+    relabel.records_json = R"({"new":1})";
     ASSERT_TRUE(run(store().update_domain_settings(a.id, d.id, relabel, kT0 + 30)));
     got = run(store().find_domain_by_name(a.id, d.name));
     EXPECT_EQ(got->return_path_label, "rp");
