@@ -276,11 +276,6 @@ const Spec kSpecs[] = {
      [](Config& c, const std::string& k, const Value& v) { c.dns.spf_include = hostname(k, v); }},
     {"dns", "inbound_mx", Kind::string,
      [](Config& c, const std::string& k, const Value& v) { c.dns.inbound_mx = hostname(k, v); }},
-    {"dns", "return_path_target", Kind::string,
-     [](Config& c, const std::string& k, const Value& v) {
-         // Empty: dns.inbound_mx (serve.cpp, domain_policy).
-         c.dns.return_path_target = str(v).empty() ? std::string() : hostname(k, v);
-     }},
     {"dns", "pending_recheck_s", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
          c.dns.pending_recheck_s = int_in(k, v, 1, 86400);
@@ -288,14 +283,6 @@ const Spec kSpecs[] = {
     {"dns", "verified_recheck_s", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
          c.dns.verified_recheck_s = int_in(k, v, 1, 30 * 86400);
-     }},
-    {"dkim", "rotate_days", Kind::integer,
-     [](Config& c, const std::string& k, const Value& v) {
-         c.dkim.rotate_days = int_in(k, v, 0, 3650);
-     }},
-    {"tracking", "cname_target", Kind::string,
-     [](Config& c, const std::string& k, const Value& v) {
-         c.tracking.cname_target = str(v).empty() ? std::string() : hostname(k, v);
      }},
     {"delivery", "mx_port", Kind::integer,
      [](Config& c, const std::string& k, const Value& v) {
@@ -423,9 +410,28 @@ const Spec kOperationsSpecs[] = {
      }},
 };
 
-// Every key, in both tables.
-const std::array<std::span<const Spec>, 2> kAllSpecs{std::span<const Spec>(kSpecs),
-                                                     std::span<const Spec>(kOperationsSpecs)};
+// The keys of issue 29 (what an account manages itself: return paths, DKIM rotation,
+// tracking hosts): a table of their own, for the reason kOperationsSpecs gives.
+const Spec kDomainSpecs[] = {
+    {"dns", "return_path_target", Kind::string,
+     [](Config& c, const std::string& k, const Value& v) {
+         // Empty: dns.inbound_mx (serve.cpp, domain_policy).
+         c.dns.return_path_target = str(v).empty() ? std::string() : hostname(k, v);
+     }},
+    {"dkim", "rotate_days", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.dkim.rotate_days = int_in(k, v, 0, 3650);
+     }},
+    {"tracking", "cname_target", Kind::string,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.tracking.cname_target = str(v).empty() ? std::string() : hostname(k, v);
+     }},
+};
+
+// Every key, in the three tables.
+const std::array<std::span<const Spec>, 3> kAllSpecs{std::span<const Spec>(kSpecs),
+                                                     std::span<const Spec>(kOperationsSpecs),
+                                                     std::span<const Spec>(kDomainSpecs)};
 
 const Spec* find_spec(std::string_view section, std::string_view key) {
     for (const auto table : kAllSpecs)
