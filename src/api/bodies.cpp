@@ -43,12 +43,12 @@ std::variant<std::vector<domain::EventKind>, BodyError> read_events(const json::
 
 namespace {
 
-// tracking.label: a DNS label (domain::bad_tracking_label), taken in lower case.
+// tracking.label: a DNS label (domain::bad_host_label), taken in lower case.
 std::variant<std::string, BodyError> read_tracking_label(const json::value& v,
                                                          std::string_view name) {
     if (!v.is_string()) return error("tracking.label must be a string");
     const auto label = core::ascii_lower(std::string(v.as_string()));
-    if (auto bad = domain::bad_tracking_label(label, name)) return error(*bad);
+    if (auto bad = domain::bad_host_label(label, name)) return error("tracking.label: " + *bad);
     return label;
 }
 
@@ -90,7 +90,7 @@ std::variant<std::optional<std::string>, BodyError> read_return_path(const json:
     if (!label) return error("return_path.label is required");
     if (!label->is_string()) return error("return_path.label must be a string");
     auto l = core::ascii_lower(std::string(label->as_string()));
-    if (auto why = domain::bad_return_path_label(l, "")) return error("return_path.label: " + *why);
+    if (auto why = domain::bad_host_label(l, "")) return error("return_path.label: " + *why);
     return std::optional(std::move(l));
 }
 

@@ -30,7 +30,7 @@ struct DomainCreate {
 std::variant<DomainCreate, BodyError> read_domain_create(const boost::json::value& body);
 
 // The "return_path": {"label"} of POST /v1/domains and PATCH /v1/domains/{id}: the label,
-// lower-cased, one DNS label (domain::bad_return_path_label); nullopt when not given.
+// lower-cased, one DNS label (domain::bad_host_label); nullopt when not given.
 std::variant<std::optional<std::string>, BodyError> read_return_path(
     const boost::json::value& body);
 

@@ -480,7 +480,7 @@ asio::awaitable<http::Response> create_domain(Context ctx) {
     const auto& canonical = create.name;
     const std::string rp_label =
         create.return_path_label.value_or(std::string(domain::kDefaultReturnPathLabel));
-    if (auto why = domain::bad_return_path_label(rp_label, canonical))
+    if (auto why = domain::bad_host_label(rp_label, canonical))
         co_return detail::validation_error("return_path.label: " + *why);
 
     // Cheap check first, so that a duplicate does not cost two RSA key generations.
@@ -562,12 +562,12 @@ asio::awaitable<http::Response> update_domain(Context ctx) {
     auto d = co_await find(ctx);
     if (!d) co_return not_found_or_error(d.error());
     if (st.tracking_label) {
-        if (auto bad = domain::bad_tracking_label(*st.tracking_label, d->name))
-            co_return detail::validation_error(*bad);
+        if (auto bad = domain::bad_host_label(*st.tracking_label, d->name))
+            co_return detail::validation_error("tracking.label: " + *bad);
         if (*st.tracking_label == d->tracking_label) st.tracking_label.reset();  // unchanged
     }
     if (st.return_path_label) {
-        if (auto why = domain::bad_return_path_label(*st.return_path_label, d->name))
+        if (auto why = domain::bad_host_label(*st.return_path_label, d->name))
             co_return detail::validation_error("return_path.label: " + *why);
         if (*st.return_path_label == d->return_path_label) st.return_path_label.reset();
     }

@@ -80,20 +80,6 @@ bool serves_dkim_key(const std::vector<std::string>& txts, std::string_view publ
     return false;
 }
 
-std::optional<std::string> bad_tracking_label(std::string_view label, std::string_view name) {
-    constexpr std::size_t kMaxLabel = 63, kMaxName = 253;
-    if (label.empty() || label.size() > kMaxLabel)
-        return "tracking.label must be 1 to 63 characters";
-    for (char c : label)
-        if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-')
-            return "tracking.label: only letters, digits and hyphens are allowed";
-    if (label.front() == '-' || label.back() == '-')
-        return "tracking.label must not start or end with a hyphen";
-    if (label.size() + 1 + name.size() > kMaxName)
-        return "tracking.label makes the tracking host longer than 253 characters";
-    return std::nullopt;
-}
-
 std::string tracking_base(std::string_view public_url, std::string_view label,
                           std::string_view domain, bool tracking_verified) {
     if (!tracking_verified) return std::string(public_url);
@@ -126,7 +112,7 @@ std::optional<UnixMs> rotate_keys_made_before(int rotate_days, UnixMs now) {
     return now - static_cast<UnixMs>(rotate_days) * 86'400'000;
 }
 
-std::optional<std::string> bad_return_path_label(std::string_view label, std::string_view domain) {
+std::optional<std::string> bad_host_label(std::string_view label, std::string_view domain) {
     constexpr std::size_t kMaxLabel = 63, kMaxName = 253;
     if (label.empty() || label.size() > kMaxLabel) return "must be 1 to 63 characters";
     for (char c : label)

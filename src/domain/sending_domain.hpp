@@ -65,11 +65,12 @@ bool serves_dkim_key(const std::vector<std::string>& txts, std::string_view publ
 // it at `now`; none when automatic rotation is off (rotate_days 0).
 std::optional<UnixMs> rotate_keys_made_before(int rotate_days, UnixMs now);
 
-// The custom tracking host <label>.<domain> (docs/tracking.md). A label is one DNS label of
-// letters, digits and hyphens (not at either end), 1-63 characters, taken in lower case; the
-// host must stay within 253 characters. Answers why `label` cannot be the label of domain
-// `name`, or none when it can.
-std::optional<std::string> bad_tracking_label(std::string_view label, std::string_view name);
+// A domain's own hosts, <label>.<domain>: its tracking host (docs/tracking.md) and its
+// return path (below). Why `label` cannot be such a label of `domain` (nullopt: it can):
+// one DNS label of lower-case letters, digits and hyphens (not at either end), 1 to 63
+// characters, and <label>.<domain> at most 253. `domain` may be empty: the label alone is
+// checked. The API takes labels in lower case before asking.
+std::optional<std::string> bad_host_label(std::string_view label, std::string_view domain);
 
 // The base of a tracked email's pixel and link URLs: `<scheme>://<label>.<domain>` once the
 // domain's tracking CNAME is verified (the scheme of public_url), else public_url itself.
@@ -80,6 +81,7 @@ std::string tracking_base(std::string_view public_url, std::string_view label,
 // rest, lower case and without a port; none for a name of fewer than three labels or an IP
 // address literal.
 std::optional<std::pair<std::string, std::string>> tracking_host_parts(std::string_view host);
+
 // ---- the custom return path (docs/domains.md#return-path) ----
 // A domain's return-path host is <label>.<domain>, a CNAME to the operator's bounce host.
 // Once that CNAME is verified, the domain's mail has the envelope sender
@@ -87,11 +89,6 @@ std::optional<std::pair<std::string, std::string>> tracking_host_parts(std::stri
 // user's own domain. It is not one of the records that make a domain VERIFIED.
 
 inline constexpr std::string_view kDefaultReturnPathLabel = "bounces";
-
-// Why `label` cannot be a return-path label of `domain` (nullopt: it can): one DNS label
-// of lower-case letters, digits and hyphens (not at either end), 1 to 63 characters, and
-// <label>.<domain> at most 253. `domain` may be empty: the label alone is checked.
-std::optional<std::string> bad_return_path_label(std::string_view label, std::string_view domain);
 
 // The domain of the envelope sender of mail accepted now from `domain`: its return-path
 // host if that was verified, otherwise "" (the server's own: smtp.hostname). Decided at
