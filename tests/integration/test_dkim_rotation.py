@@ -12,17 +12,10 @@ import dns.query
 import dns.rdatatype
 
 from support.domains import dns_env, publish, verified_domain, zone_records
-from support.posthorn import free_port, wait_for
+from support.posthorn import api_error as error, free_port, wait_for
 from support.smtp_sink import SmtpSink
 
 SENDER = "mail.example.com"
-
-
-def error(r, status, code) -> str:
-    assert r.status == status, r
-    e = r.json()
-    assert e["code"] == code and e["status"] == status, e
-    return e["message"]
 
 
 def dkim_verifies(dnsmasq, message: bytes) -> bool:

@@ -8,7 +8,7 @@ import ssl
 import time
 
 from support.domains import dns_env, verified_domain, zone_records
-from support.posthorn import free_port, wait_for
+from support.posthorn import api_error as error, free_port, wait_for
 from support.smtp_sink import Script, SmtpSink
 
 SENDER = "mail.example.com"
@@ -19,13 +19,6 @@ def tls_context():
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE  # the server's certificate is self-signed in the data dir
     return ctx
-
-
-def error(r, status, code) -> str:
-    assert r.status == status, r
-    e = r.json()
-    assert e["code"] == code and e["status"] == status, e
-    return e["message"]
 
 
 def test_a_deleted_domain_sends_no_more_and_keeps_its_emails(posthorn_factory, dns):

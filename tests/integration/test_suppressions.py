@@ -9,7 +9,7 @@ import re
 import time
 
 from support.domains import dns_env, verified_domain
-from support.posthorn import free_port, wait_for
+from support.posthorn import api_error as error, free_port, wait_for
 from support.smtp_sink import Script, SmtpSink
 from support.webhook_receiver import verify
 
@@ -18,14 +18,6 @@ ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 FIELDS = {"email", "reason", "email_id", "created_at"}
 DELIVERY_ENV = {"POSTHORN_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
                 "POSTHORN_WEBHOOKS_RETRY_SCHEDULE_S": "1,1,1"}
-
-
-def error(r, status=400, code="VALIDATION_ERROR") -> str:
-    """Asserts the JSON error; answers its message."""
-    assert r.status == status, r
-    e = r.json()
-    assert e["code"] == code and e["status"] == status, e
-    return e["message"]
 
 
 def add(ph, key, email, reason=None):

@@ -14,7 +14,7 @@ import pytest
 
 from support.dnsmasq import Dnsmasq
 from support.domains import dns_env, verified_domain
-from support.posthorn import free_port, wait_for
+from support.posthorn import api_error as error, free_port, wait_for
 from support.smtp_sink import Script, SmtpSink
 from support.webhook_receiver import verify
 
@@ -53,13 +53,6 @@ def send(ph, key, **fields):
     body = {"from": f"Acme <hello@{SENDER}>", "to": "user@sink.example.net",
             "subject": "tagged", "text": "hello", **fields}
     return ph.request("POST", "/v1/emails", key=key, body=body)
-
-
-def error(r, status=400, code="VALIDATION_ERROR") -> str:
-    assert r.status == status, r
-    e = r.json()
-    assert e["code"] == code and e["status"] == status, e
-    return e["message"]
 
 
 def total(ph, key) -> int:

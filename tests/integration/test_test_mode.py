@@ -17,7 +17,7 @@ import time
 import pytest
 
 from support.domains import dns_env, verified_domain
-from support.posthorn import free_port, wait_for
+from support.posthorn import api_error as error, free_port, wait_for
 from support.smtp_sink import SmtpSink
 from support.webhook_receiver import verify
 
@@ -26,13 +26,6 @@ SANDBOX = "sandbox@test.posthorn"
 SINK = "sink.example.net"
 EMAIL_EVENTS = ["email.sent", "email.delivered", "email.bounced", "email.complained",
                 "email.failed", "email.blocked", "email.delivery_delayed", "suppression.added"]
-
-
-def error(r, status=400, code="VALIDATION_ERROR") -> str:
-    assert r.status == status, (r.status, r.body)
-    body = r.json()
-    assert body["code"] == code and body["status"] == status, body
-    return body["message"]
 
 
 def send(ph, key, to, frm=SANDBOX, **extra):

@@ -10,19 +10,13 @@ import re
 import urllib.parse
 
 from support.domains import dns_env, publish, verified_domain
+from support.posthorn import api_error as error
 
 SENDER = "mail.example.com"
 OTHER = "other.example.com"
 TARGET = "track.posthorn.test"
 PUBLIC = "http://127.0.0.1:1"
 HTML = '<html><body><p><a href="https://shop.example/item?id=7">item</a></p></body></html>'
-
-
-def error(r, status, code) -> str:
-    assert r.status == status, r
-    e = r.json()
-    assert e["code"] == code and e["status"] == status, e
-    return e["message"]
 
 
 def html_of(ph, em) -> str:

@@ -8,11 +8,11 @@ import datetime
 import time
 
 from support.domains import verified_domain
-from support.posthorn import free_port, wait_for
+from support.posthorn import api_error as error, free_port, wait_for
 from support.smtp_sink import Script, SmtpSink
 from support.webhook_receiver import verify
 # The helpers of the webhook tests (test files sit on pytest's path).
-from test_webhooks import ISO, SECRET, create, deliveries, error, start
+from test_webhooks import ISO, SECRET, create, deliveries, start
 
 SENDER = "mail.example.com"
 

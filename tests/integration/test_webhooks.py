@@ -18,7 +18,7 @@ import time
 import pytest
 
 from support.domains import dns_env, verified_domain
-from support.posthorn import free_port, wait_for
+from support.posthorn import api_error as error, free_port, wait_for
 from support.smtp_sink import Script, SmtpSink
 from support.webhook_receiver import verify
 
@@ -37,13 +37,6 @@ DELIVERY_ENV = {"POSTHORN_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
 
 
 # ---- helpers ----
-
-def error(r, status=400, code="VALIDATION_ERROR") -> str:
-    """Asserts the JSON error; answers its message."""
-    assert r.status == status, r
-    e = r.json()
-    assert e["code"] == code and e["status"] == status, e
-    return e["message"]
 
 
 def create(ph, key, url, events=("domain.verified",), **fields) -> dict:

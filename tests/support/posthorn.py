@@ -35,6 +35,15 @@ class Response:
         return f"<Response {self.status} {self.body[:200]!r}>"
 
 
+def api_error(r: Response, status: int = 400, code: str = "VALIDATION_ERROR") -> str:
+    """Asserts that r is the JSON error of DESIGN §4 with that status and code; answers its
+    message."""
+    assert r.status == status, r
+    e = r.json()
+    assert e["code"] == code and e["status"] == status, e
+    return e["message"]
+
+
 class Posthorn:
     """One posthorn instance. `env` adds or overrides POSTHORN_* variables."""
 
