@@ -68,7 +68,9 @@ TEST_P(StoreContract, DkimRotationWaitsThenSwitches) {
     EXPECT_FALSE((*keys)[1].active);
     EXPECT_EQ(active_key(*keys)->public_key, "old1");
     bool zone_has_new = false;
-    for (const auto& z : *run(store().dkim_zone()))
+    const auto zone = run(store().dkim_zone());
+    ASSERT_TRUE(zone);
+    for (const auto& z : *zone)
         if (z.public_key == "new2") zone_has_new = z.selector == "ph2" && z.token == "tok-r";
     EXPECT_TRUE(zone_has_new) << "the zone serves the new key at once";
 
@@ -95,11 +97,14 @@ TEST_P(StoreContract, DkimRotationWaitsThenSwitches) {
     EXPECT_EQ(got->dkim_rotated_at, kT0 + 200);
     EXPECT_EQ(active_key(*run(store().dkim_keys(d.id)))->public_key, "new2") << "this node at once";
     EXPECT_TRUE(soon([&] {
-        const auto* k = active_key(*run(node.dkim_keys(d.id)));
+        const auto seen = run(node.dkim_keys(d.id));  // kept: k points into it
+        const auto* k = seen ? active_key(*seen) : nullptr;
         return k && k->public_key == "new2";
     })) << "another node within moments";
     int active = 0;
-    for (const auto& k : *run(store().dkim_keys(d.id))) active += k.active ? 1 : 0;
+    const auto now_keys = run(store().dkim_keys(d.id));
+    ASSERT_TRUE(now_keys);
+    for (const auto& k : *now_keys) active += k.active ? 1 : 0;
     EXPECT_EQ(active, 1);
     EXPECT_TRUE(run(store().domains_rotating(10))->empty());
     EXPECT_EQ(run(store().finish_dkim_rotation(d.id, "ph2", kT0 + 300)).error(), errc::not_found)
