@@ -13,6 +13,7 @@ packages=(
   libsqlite3-dev libpq-dev libgmime-3.0-dev libc-ares-dev libssl-dev libcurl4-openssl-dev
   libsimdjson-dev libgumbo-dev libjemalloc-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev libidn2-dev
   libspf2-dev libopendkim-dev libopendmarc-dev publicsuffix  # inbound SPF, DKIM, DMARC (mail/auth.cpp)
+  libkainjow-mustache-dev  # stored templates (mail/template.cpp; not libmstch-dev: docs/templates.md)
   libgtest-dev libgmock-dev
   # run (make run prints a curl line) and test
   curl sqlite3 python3 python3-pytest python3-aiosmtpd python3-dkim python3-cryptography dnsmasq-base swaks
