@@ -187,6 +187,16 @@ const std::vector<CopyTable>& copy_tables() {
           {"content_type", K::text},
           {"size", K::integer},
           {"content_id", K::text}}},
+        {"templates",  // stored templates (migrations 026 / 013)
+         {{"id", K::text},
+          {"account_id", K::text},
+          {"name", K::text},
+          {"subject", K::text},
+          {"html", K::text},
+          {"text", K::text},
+          {"variables", K::text},
+          {"created_at", K::integer},
+          {"updated_at", K::integer}}},
     };
     return kTables;
 }

@@ -304,6 +304,29 @@ class WebhookStore {
     virtual void set_event_listener(std::function<void()> listener) = 0;
 };
 
+// An account's stored templates (/v1/templates). What a template may hold and what it
+// renders is the product's (mail/template.hpp, api/templates.cpp); the store keeps rows.
+class TemplateStore {
+  public:
+    virtual ~TemplateStore() = default;
+    // errc::conflict when the account has a template of that name already.
+    virtual asio::awaitable<Result<void>> create_template(Template t) = 0;
+    // Scoped to the account: another account's template is errc::not_found.
+    virtual asio::awaitable<Result<Template>> find_template(std::string account_id,
+                                                            std::string id) = 0;
+    virtual asio::awaitable<Result<Template>> find_template_by_name(std::string account_id,
+                                                                    std::string name) = 0;
+    // By created_at (then id), in the query's order.
+    virtual asio::awaitable<Result<Page<Template>>> list_templates(ListQuery query) = 0;
+    // Writes every field of `t` but its created_at over the row of (t.account_id, t.id), and
+    // answers the row as it is then. errc::not_found for an unknown id or another account's
+    // template; errc::conflict when another template of the account has the name.
+    virtual asio::awaitable<Result<Template>> update_template(Template t) = 0;
+    // errc::not_found for an unknown id or another account's template.
+    virtual asio::awaitable<Result<void>> delete_template(std::string account_id,
+                                                          std::string id) = 0;
+};
+
 // An account's suppression list: the addresses it never sends to (domain::Suppression;
 // delivery's claim marks them, QueueStore::claim_due). Addresses are lower-case, as the
 // product writes them. The hard bounces and complaints of delivery join it through
@@ -374,6 +397,7 @@ class Store : public AccountStore,
               public QueueAdminStore,
               public WebhookStore,
               public SuppressionStore,
+              public TemplateStore,
               public JobLeaseStore,
               public SendRateStore,
               public StoreHealth {

@@ -371,6 +371,20 @@ struct SuppressionAdded {
 // (SuppressionStore::remove_suppression; runs on the store's thread, as EmailDecision).
 using SuppressionRemoval = std::function<Event(const Suppression& removed)>;
 
+// A stored template of an account (TemplateStore; docs/templates.md): its parts in Mustache
+// syntax, kept as the account gave them, and its default variables.
+struct Template {
+    std::string id;  // tpl_…
+    std::string account_id;
+    std::string name;  // unique in the account
+    std::string subject;
+    std::optional<std::string> html;
+    std::optional<std::string> text;
+    std::string variables_json = "{}";  // the defaults: a JSON object, as the API wrote it
+    UnixMs created_at = 0;
+    UnixMs updated_at = 0;
+};
+
 template <class T>
 struct Page {
     std::vector<T> items;

@@ -165,6 +165,15 @@ class PgStore final : public Store {
                                                             std::string address,
                                                             SuppressionRemoval removal) override;
 
+    asio::awaitable<Result<void>> create_template(Template t) override;
+    asio::awaitable<Result<Template>> find_template(std::string account_id,
+                                                    std::string id) override;
+    asio::awaitable<Result<Template>> find_template_by_name(std::string account_id,
+                                                            std::string name) override;
+    asio::awaitable<Result<Page<Template>>> list_templates(ListQuery query) override;
+    asio::awaitable<Result<Template>> update_template(Template t) override;
+    asio::awaitable<Result<void>> delete_template(std::string account_id, std::string id) override;
+
     asio::awaitable<Result<bool>> take_job_lease(std::string job, std::string owner, UnixMs now,
                                                  UnixMs until) override;
 

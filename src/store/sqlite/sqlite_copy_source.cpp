@@ -93,6 +93,9 @@ const std::map<std::string_view, const char*, std::less<>>& selects() {
         {"inbound_attachments",
          "SELECT inbound_id, idx, filename, content_type, size, content_id "
          "FROM inbound_attachments ORDER BY inbound_id, idx"},
+        {"templates",
+         "SELECT id, account_id, name, subject, html, text, variables, created_at, updated_at "
+         "FROM templates ORDER BY rowid"},
     };
     return kSelects;
 }
