@@ -10,6 +10,7 @@
 #include "api/email_labels.hpp"
 #include "api/queue_email.hpp"
 #include "api/send_request.hpp"
+#include "api/templates.hpp"
 #include "core/blocking.hpp"
 #include "core/id.hpp"
 #include "core/log.hpp"
@@ -146,7 +147,12 @@ asio::awaitable<http::Response> checked_send(Context ctx) {
         parse_send_request(ctx.body, {.max_recipients = limits.max_recipients,
                                       .max_attachment_bytes = limits.max_attachment_bytes});
     if (auto* e = std::get_if<http::Response>(&parsed)) co_return std::move(*e);
-    auto req = std::get<SendRequest>(std::move(parsed));
+    // A send that names a template: its subject, html and text rendered from it.
+    auto unfilled = std::get<SendRequest>(std::move(parsed));
+    auto account = ctx.account_id;
+    auto filled = co_await apply_template(ctx.deps, std::move(account), std::move(unfilled));
+    if (auto* e = std::get_if<http::Response>(&filled)) co_return std::move(*e);
+    auto req = std::get<SendRequest>(std::move(filled));
 
     QueueRequest q{.account_id = ctx.account_id,
                    .key = ctx.key,

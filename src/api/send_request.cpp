@@ -20,6 +20,7 @@ constexpr std::size_t kMaxSubjectChars = 255;
 constexpr std::size_t kMaxFilenameBytes = 255;   // what file systems take
 constexpr std::size_t kMaxContentIdBytes = 250;  // Content-ID: <cid> on one line
 constexpr std::size_t kMaxIdempotencyKey = 256;
+constexpr std::size_t kMaxTemplateRef = 200;  // a tpl_ id, or a name (at most 100 characters)
 
 http::Response validation(std::string_view message) {
     return http::error_response(400, "VALIDATION_ERROR", message);
@@ -157,6 +158,25 @@ std::optional<std::string> optional_string(const json::object& o, std::string_vi
 
 }  // namespace
 
+std::optional<http::Response> check_content(mail::MessageSpec& m, std::string_view what) {
+    const std::string w(what);
+    if (m.subject.empty()) return validation(w + "subject must not be empty");
+    if (utf8_chars(m.subject) > kMaxSubjectChars)
+        return validation(w + "subject is longer than 255 characters");
+    if (has_crlf(m.subject)) return validation(w + "subject must not contain line breaks");
+    if (auto e = control_char_error(w + "subject", m.subject); !e.empty()) return validation(e);
+    for (const auto* body : {&m.html, &m.text})
+        if (*body && body->value().find('\0') != std::string::npos)
+            return validation(w + (body == &m.html ? "html" : "text") +
+                              " must not contain NUL characters");
+    if ((!m.html || m.html->empty()) && (!m.text || m.text->empty()))
+        return validation(w.empty() ? "html or text is required"
+                                    : w + "html and text are both empty");
+    if (m.html && m.html->empty()) m.html.reset();
+    if (m.text && m.text->empty()) m.text.reset();
+    return std::nullopt;
+}
+
 std::variant<std::optional<std::string>, http::Response> idempotency_key_of(
     const json::value& body) {
     if (!body.is_object()) return validation("body must be a JSON object");
@@ -171,9 +191,10 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
                                                              const SendLimits& limits) {
     if (!body.is_object()) return validation("body must be a JSON object");
     const auto& o = body.as_object();
-    static constexpr std::array<std::string_view, 14> kFields = {
-        "from",     "to",      "subject",     "html",           "text",     "cc",   "bcc",
-        "reply_to", "headers", "attachments", "idempotencyKey", "tracking", "tags", "metadata"};
+    static constexpr std::array<std::string_view, 16> kFields = {
+        "from", "to",       "subject",  "html",        "text",           "cc",
+        "bcc",  "reply_to", "headers",  "attachments", "idempotencyKey", "tracking",
+        "tags", "metadata", "template", "variables"};
     for (const auto& [k, v] : o) {
         if (std::find(kFields.begin(), kFields.end(), std::string_view(k)) == kFields.end())
             return validation("unknown field '" + std::string(k) + "'");
@@ -209,29 +230,37 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
                                         " recipients; the limit is " +
                                         std::to_string(limits.max_recipients));
 
-    // subject and bodies
-    const auto* subject = o.if_contains("subject");
-    if (!subject || !subject->is_string())
-        return validation("subject is required and must be a string");
-    m.subject = std::string(subject->as_string());
-    if (m.subject.empty()) return validation("subject must not be empty");
-    if (utf8_chars(m.subject) > kMaxSubjectChars)
-        return validation("subject is longer than 255 characters");
-    if (has_crlf(m.subject)) return validation("subject must not contain line breaks");
-    if (auto e = control_char_error("subject", m.subject); !e.empty()) return validation(e);
+    // subject and bodies, or a template
+    if (const auto* t = o.if_contains("template"); t && !t->is_null()) {
+        for (const char* f : {"subject", "html", "text"})
+            if (const auto* v = o.if_contains(f); v && !v->is_null())
+                return validation(std::string("template and ") + f +
+                                  " cannot both be given (the template renders subject, html "
+                                  "and text)");
+        if (!t->is_string() || t->as_string().empty() || t->as_string().size() > kMaxTemplateRef)
+            return validation("template must be a template's id or name (a string of 1 to " +
+                              std::to_string(kMaxTemplateRef) + " bytes)");
+        TemplateRef ref{.ref = std::string(t->as_string()), .variables = {}};
+        if (const auto* v = o.if_contains("variables"); v && !v->is_null()) {
+            if (!v->is_object()) return validation("variables must be an object");
+            ref.variables = v->as_object();
+        }
+        r.template_ref = std::move(ref);
+    } else {
+        if (const auto* v = o.if_contains("variables"); v && !v->is_null())
+            return validation("variables are given only with a template");
+        const auto* subject = o.if_contains("subject");
+        if (!subject || !subject->is_string())
+            return validation("subject is required and must be a string");
+        m.subject = std::string(subject->as_string());
+        std::string error;
+        m.html = optional_string(o, "html", error);
+        if (!error.empty()) return validation(error);
+        m.text = optional_string(o, "text", error);
+        if (!error.empty()) return validation(error);
+        if (auto e = check_content(m)) return std::move(*e);
+    }
     std::string error;
-    m.html = optional_string(o, "html", error);
-    if (!error.empty()) return validation(error);
-    m.text = optional_string(o, "text", error);
-    if (!error.empty()) return validation(error);
-    for (const auto* body : {&m.html, &m.text})
-        if (*body && body->value().find('\0') != std::string::npos)
-            return validation(std::string(body == &m.html ? "html" : "text") +
-                              " must not contain NUL characters");
-    if ((!m.html || m.html->empty()) && (!m.text || m.text->empty()))
-        return validation("html or text is required");
-    if (m.html && m.html->empty()) m.html.reset();
-    if (m.text && m.text->empty()) m.text.reset();
 
     // custom headers
     if (const auto* h = o.if_contains("headers"); h && !h->is_null()) {

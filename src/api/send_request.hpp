@@ -1,9 +1,11 @@
 // api/send_request.hpp — the body of POST /v1/emails, checked field by field (DESIGN §4):
 // shapes and types (VALIDATION_ERROR), addresses (INVALID_EMAIL), the recipient count
 // (TOO_MANY_RECIPIENTS), the attachment size (PAYLOAD_TOO_LARGE) and the tags and metadata
-// (email_labels.hpp; VALIDATION_ERROR). Pure; no I/O.
+// (email_labels.hpp; VALIDATION_ERROR). A send may name a stored template and its variables
+// instead of subject, html and text (both: VALIDATION_ERROR). Pure; no I/O.
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <optional>
@@ -21,8 +23,18 @@ struct SendLimits {
     std::int64_t max_attachment_bytes = 26214400;
 };
 
+// The stored template a send names instead of subject, html and text (docs/templates.md),
+// with the send's variables; api/templates.hpp's apply_template fills the message from it.
+struct TemplateRef {
+    std::string ref;                // the template's tpl_ id or its name
+    boost::json::object variables;  // {} when the send gives none
+};
+
 struct SendRequest {
-    mail::MessageSpec message;  // without message_id and date, which come at accept time
+    // Without message_id and date, which come at accept time; with a template, without
+    // subject, html and text until apply_template fills them.
+    mail::MessageSpec message;
+    std::optional<TemplateRef> template_ref;
     std::vector<mail::Mailbox> bcc;
     std::optional<std::string> idempotency_key;
     std::optional<bool> track_opens;  // unset: the domain's setting decides
@@ -33,6 +45,11 @@ struct SendRequest {
 // The request, or the error answer to send.
 std::variant<SendRequest, http::Response> parse_send_request(const boost::json::value& body,
                                                              const SendLimits& limits);
+
+// The subject, html and text of `m` checked as parse_send_request checks a send's (and the
+// empty bodies dropped): after a template filled them, with `what` ("the rendered ")
+// before each field's name in the messages.
+std::optional<http::Response> check_content(mail::MessageSpec& m, std::string_view what = "");
 
 // Just the idempotency key, checked, so that a replay can be answered before anything else.
 std::variant<std::optional<std::string>, http::Response> idempotency_key_of(

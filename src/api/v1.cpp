@@ -16,6 +16,7 @@
 #include "api/logs.hpp"
 #include "api/queue.hpp"
 #include "api/suppressions.hpp"
+#include "api/templates.hpp"
 #include "api/tracking.hpp"
 #include "api/webhooks.hpp"
 #include "core/blocking.hpp"
@@ -75,6 +76,9 @@ thread_local std::unordered_map<std::string, std::string, ViewHash, std::equal_t
 constexpr std::size_t kParseOnPool = 1024 * 1024;
 // The body limit of every route but the sends': their bodies are a few fields each.
 constexpr std::size_t kSmallBodyLimit = 64 * 1024;
+// A template's create, update and render: html and text of up to 512 KiB each, escaped in
+// JSON, and the variables of a preview.
+constexpr std::size_t kTemplateBodyLimit = 2 * 1024 * 1024;
 
 bool is_v1(std::string_view path) { return path == "/v1" || path.starts_with("/v1/"); }
 
@@ -138,6 +142,16 @@ struct V1::Impl {
         add("POST", "/v1/suppressions", &add_suppression, kSuppressions);
         add("GET", "/v1/suppressions/{email}", &get_suppression, kSuppressions);
         add("DELETE", "/v1/suppressions/{email}", &remove_suppression, kSuppressions);
+        // A sending key sends with the account's templates (POST /v1/emails) but does not
+        // manage or preview them.
+        constexpr Access kTemplates{.what = "manage templates"};
+        add("POST", "/v1/templates", &create_template, kTemplates, kTemplateBodyLimit);
+        add("GET", "/v1/templates", &list_templates, kTemplates);
+        add("GET", "/v1/templates/{id}", &get_template, kTemplates);
+        add("PATCH", "/v1/templates/{id}", &update_template, kTemplates, kTemplateBodyLimit);
+        add("DELETE", "/v1/templates/{id}", &delete_template, kTemplates);
+        add("POST", "/v1/templates/{id}/render", &render_template_preview, kTemplates,
+            kTemplateBodyLimit);
     }
 
     void add(std::string method, std::string_view pattern, RouteFn fn, Access access = {},

@@ -42,7 +42,7 @@ struct SendingPolicy {
     std::int64_t max_attachment_bytes = 26214400;
 };
 
-// What the front doors need. The stores: the HTTP handlers use these eight; SMTP submission
+// What the front doors need. The stores: the HTTP handlers use these nine; SMTP submission
 // accounts (keys), domains and emails; the inbound door inbound and emails. None of them
 // claims from the queue or changes it (the queue is delivery's: api never calls it,
 // CONVENTIONS §1); GET /v1/queue reads the account's part of it (QueueViewStore).
@@ -55,6 +55,7 @@ struct Deps {
     store::WebhookStore& webhooks;
     store::QueueViewStore& queue;
     store::SuppressionStore& suppressions;
+    store::TemplateStore& templates;
     const store::StoreHealth& store_health;  // GET /healthz
     const core::Clock& clock;
     dns::Resolver& resolver;
@@ -80,7 +81,8 @@ class V1 {
     ~V1();
     // The server's admission check (http::Admit): the key of a /v1 request, before its
     // body is read (the key goes to handle() in req.principal), and the route's body
-    // limit: Deps::send_body_limit for POST /v1/emails, 64 KiB for every other route.
+    // limit: Deps::send_body_limit for POST /v1/emails, 2 MiB for the templates' create,
+    // update and render, 64 KiB for every other route.
     asio::awaitable<http::Admission> admit(http::Request& req);
     asio::awaitable<http::Response> handle(http::Request req);
 

@@ -328,6 +328,7 @@ int serve(const Config& config) {
                    .webhooks = stores,
                    .queue = stores,
                    .suppressions = stores,
+                   .templates = stores,
                    .store_health = stores,
                    .clock = clock,
                    .resolver = **resolver,

@@ -206,6 +206,32 @@ def test_answers_match_the_document(posthorn_factory, dns):
     call("DELETE", "/v1/suppressions/gone@example.net", key=key, expect=200)
     call("GET", "/v1/suppressions/gone@example.net", key=key, expect=404)
 
+    # Templates, and a send with one.
+    t = call("POST", "/v1/templates", key=key,
+             body={"name": "welcome", "subject": "Hi {{name}}",
+                   "html": "<p>{{#items}}{{.}} {{/items}}</p>", "variables": {"items": []}},
+             expect=201).json()
+    call("POST", "/v1/templates", key=key, body={"name": "welcome", "subject": "s", "text": "t"},
+         expect=409)
+    call("POST", "/v1/templates", key=key, body={"name": "x", "subject": "s", "html": "{{#a}}"},
+         expect=400)
+    call("GET", "/v1/templates?limit=5", key=key, expect=200)
+    call("GET", f"/v1/templates/{t['id']}", key=key, expect=200)
+    call("PATCH", "/v1/templates/welcome", key=key, body={"text": "Hi {{name}}"}, expect=200)
+    call("POST", "/v1/templates/welcome/render", key=key,
+         body={"variables": {"name": "Ana", "items": ["a", "b"]}}, expect=200)
+    call("POST", "/v1/templates/welcome/render", key=key, body={}, expect=400)
+    call("POST", "/v1/emails", key=key,
+         body={"from": f"a@{SENDER}", "to": "u@example.net", "template": "welcome",
+               "variables": {"name": "Ana"}}, expect=200)
+    call("POST", "/v1/emails", key=key,
+         body={"from": f"a@{SENDER}", "to": "u@example.net", "template": "welcome"},
+         expect=400)
+    call("POST", "/v1/emails", key=key,
+         body={"from": f"a@{SENDER}", "to": "u@example.net", "template": "nope"}, expect=404)
+    call("DELETE", f"/v1/templates/{t['id']}", key=key, expect=200)
+    call("GET", f"/v1/templates/{t['id']}", key=key, expect=404)
+
     # Tags and the email list's filters; a domain deleted.
     call("POST", "/v1/emails", key=key,
          body={"from": f"a@{SENDER}", "to": "u@example.net", "subject": "tagged", "text": "x",
