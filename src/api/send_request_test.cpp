@@ -114,5 +114,55 @@ TEST(SendRequest, TagsAndMetadataAreReadAndChecked) {
               "metadata is 2049 bytes as serialized JSON; the limit is 2048");
 }
 
+// A send may name a template instead of subject, html and text, never with them.
+TEST(SendRequest, ATemplateTakesThePlaceOfSubjectHtmlAndText) {
+    json::object body{{"from", "a@example.com"},
+                      {"to", "b@example.net"},
+                      {"template", "welcome"},
+                      {"variables", {{"name", "Ana"}, {"items", json::array{1, 2}}}}};
+    auto r = parse_send_request(body, SendLimits{});
+    ASSERT_TRUE(std::holds_alternative<SendRequest>(r));
+    const auto& req = std::get<SendRequest>(r);
+    ASSERT_TRUE(req.template_ref);
+    EXPECT_EQ(req.template_ref->ref, "welcome");
+    EXPECT_EQ(req.template_ref->variables.at("name").as_string(), "Ana");
+    EXPECT_TRUE(req.message.subject.empty()) << "filled by apply_template";
+
+    body.erase("variables");
+    auto bare = parse_send_request(body, SendLimits{});
+    ASSERT_TRUE(std::holds_alternative<SendRequest>(bare));
+    EXPECT_TRUE(std::get<SendRequest>(bare).template_ref->variables.empty());
+
+    EXPECT_EQ(refusal({{"template", "welcome"}}),
+              "template and subject cannot both be given (the template renders subject, html "
+              "and text)");
+    EXPECT_EQ(refusal({{"variables", json::object{}}}), "variables are given only with a template");
+    body["variables"] = "x";
+    auto bad = parse_send_request(body, SendLimits{});
+    ASSERT_TRUE(std::holds_alternative<http::Response>(bad));
+    EXPECT_NE(std::get<http::Response>(bad).body.find("variables must be an object"),
+              std::string::npos);
+    body["variables"] = json::object{};
+    body["template"] = "";
+    EXPECT_TRUE(std::holds_alternative<http::Response>(parse_send_request(body, SendLimits{})));
+}
+
+TEST(SendRequest, CheckContentNamesTheRenderedField) {
+    mail::MessageSpec m;
+    m.subject = "a\nb";
+    m.text = "t";
+    auto e = check_content(m, "the rendered ");
+    ASSERT_TRUE(e);
+    EXPECT_NE(e->body.find("the rendered subject must not contain line breaks"), std::string::npos);
+    m.subject = "ok";
+    m.html = "";
+    EXPECT_FALSE(check_content(m, "the rendered "));
+    EXPECT_FALSE(m.html) << "an empty body is dropped";
+    m.text = "";
+    e = check_content(m, "the rendered ");
+    ASSERT_TRUE(e);
+    EXPECT_NE(e->body.find("the rendered html and text are both empty"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace posthorn::api

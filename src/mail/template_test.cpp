@@ -1,6 +1,7 @@
 #include "mail/template.hpp"
 
 #include <gtest/gtest.h>
+#include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
 
 namespace posthorn::mail {
@@ -84,6 +85,19 @@ TEST(RenderTemplate, KeepsNonLatinTextAsItIs) {
     EXPECT_EQ(r.subject, "Привет, Мария! 🎉");
     EXPECT_EQ(r.html, "<p>Zürich 東京 عربى — 東京</p>");
     EXPECT_EQ(r.text, "Zürich 東京 عربى");
+}
+
+TEST(RenderTemplate, APartRenderedPastTheCapIsAnError) {
+    json::object vars;
+    json::array items;
+    for (int i = 0; i < 5000; ++i) items.emplace_back(i);
+    vars["items"] = std::move(items);
+    const TemplateParts parts{.subject = "s",
+                              .text = "{{#items}}" + std::string(1024, 'x') + "{{/items}}"};
+    auto r = render_template(parts, {}, vars);
+    ASSERT_TRUE(std::holds_alternative<TemplateError>(r));
+    EXPECT_NE(std::get<TemplateError>(r).message.find("text: the rendered text is larger than"),
+              std::string::npos);
 }
 
 TEST(TemplateSyntaxError, NamesThePartAndKeepsTheLibrarysMessage) {
