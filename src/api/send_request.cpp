@@ -158,13 +158,18 @@ std::optional<std::string> optional_string(const json::object& o, std::string_vi
 
 }  // namespace
 
-std::optional<http::Response> check_content(mail::MessageSpec& m, std::string_view what) {
-    const std::string w(what);
-    if (m.subject.empty()) return validation(w + "subject must not be empty");
-    if (utf8_chars(m.subject) > kMaxSubjectChars)
+namespace {
+
+std::optional<http::Response> check_subject(const std::string& subject, const std::string& w) {
+    if (subject.empty()) return validation(w + "subject must not be empty");
+    if (utf8_chars(subject) > kMaxSubjectChars)
         return validation(w + "subject is longer than 255 characters");
-    if (has_crlf(m.subject)) return validation(w + "subject must not contain line breaks");
-    if (auto e = control_char_error(w + "subject", m.subject); !e.empty()) return validation(e);
+    if (has_crlf(subject)) return validation(w + "subject must not contain line breaks");
+    if (auto e = control_char_error(w + "subject", subject); !e.empty()) return validation(e);
+    return std::nullopt;
+}
+
+std::optional<http::Response> check_bodies(mail::MessageSpec& m, const std::string& w) {
     for (const auto* body : {&m.html, &m.text})
         if (*body && body->value().find('\0') != std::string::npos)
             return validation(w + (body == &m.html ? "html" : "text") +
@@ -175,6 +180,14 @@ std::optional<http::Response> check_content(mail::MessageSpec& m, std::string_vi
     if (m.html && m.html->empty()) m.html.reset();
     if (m.text && m.text->empty()) m.text.reset();
     return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<http::Response> check_content(mail::MessageSpec& m, std::string_view what) {
+    const std::string w(what);
+    if (auto e = check_subject(m.subject, w)) return e;
+    return check_bodies(m, w);
 }
 
 std::variant<std::optional<std::string>, http::Response> idempotency_key_of(
@@ -253,12 +266,13 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
         if (!subject || !subject->is_string())
             return validation("subject is required and must be a string");
         m.subject = std::string(subject->as_string());
+        if (auto e = check_subject(m.subject, "")) return std::move(*e);
         std::string error;
         m.html = optional_string(o, "html", error);
         if (!error.empty()) return validation(error);
         m.text = optional_string(o, "text", error);
         if (!error.empty()) return validation(error);
-        if (auto e = check_content(m)) return std::move(*e);
+        if (auto e = check_bodies(m, "")) return std::move(*e);
     }
     std::string error;
 
