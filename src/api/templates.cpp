@@ -54,10 +54,11 @@ std::variant<TemplateFields, std::string> read_fields(const json::value& body) {
     TemplateFields f;
     if (const auto* v = o.if_contains("name")) {
         if (!v->is_string() || v->as_string().empty() ||
-            utf8_chars(v->as_string()) > kMaxNameChars || has_control(v->as_string()))
+            utf8_chars(v->as_string()) > kMaxNameChars || has_control(v->as_string()) ||
+            v->as_string().find('/') != json::string::npos)
             return std::string(
                 "name must be a string of 1 to 100 characters without control "
-                "characters");
+                "characters or '/' (a name stands for the id in a path)");
         if (std::string_view(v->as_string()).starts_with(kIdPrefix))
             return std::string("name must not start with \"tpl_\" (the prefix of template ids)");
         f.name = std::string(v->as_string());

@@ -74,6 +74,7 @@ def test_crud_validation_and_accounts(server):
         ({"name": "x", "subject": "s", "html": "", "text": None}, "html or text is required"),
         ({"name": "tpl_x", "subject": "s", "text": "t"}, "tpl_"),
         ({"name": "", "subject": "s", "text": "t"}, "name"),
+        ({"name": "a/b", "subject": "s", "text": "t"}, "'/'"),
         ({"name": "x", "subject": "a\nb", "text": "t"}, "line breaks"),
         ({"name": "x", "subject": "s", "text": 5}, "text must be"),
         ({"name": "x", "subject": "s", "text": "t", "variables": [1]}, "variables must be"),
