@@ -1,11 +1,11 @@
 // mail/message.hpp — builds the RFC 5322 message of an API send with GMime 3:
 // text/plain, text/html, or multipart/alternative of both; multipart/related around the
 // HTML when inline images (a content id) come with it; multipart/mixed for attachments.
-// Non-ASCII headers are RFC 2047 encoded; each text part gets the lightest transfer
-// encoding that keeps it 7-bit clean (7bit, quoted-printable or base64); attachments are
-// base64. Date, MIME-Version and Message-ID are set here; there is never a Bcc header.
-// Lines end in CRLF. Not thread-hostile: separate calls may run on separate threads once
-// mail::init() has run.
+// Non-ASCII headers are RFC 2047 encoded; each text part is labelled charset=utf-8 (ASCII
+// or not) and gets the lightest transfer encoding that keeps it 7-bit clean (7bit,
+// quoted-printable or base64); attachments are base64. Date, MIME-Version and Message-ID are set
+// here; there is never a Bcc header. Lines end in CRLF. Not thread-hostile: separate calls may run
+// on separate threads once mail::init() has run.
 #pragma once
 
 #include <string>
