@@ -256,7 +256,7 @@ void append_unstructured(std::string& out, GMimeFormatOptions* options, const st
 // GMimeMessage: with its header list, header objects and six address lists, created and destroyed
 // per message, it took two fifths of the build.
 std::string header_block(const MessageSpec& spec, GMimeFormatOptions* options) {
-    std::string out;
+    std::string out = spec.trace;
     out.append("Date: ").append(format_rfc5322(spec.date)).append("\r\n");
     append_addresses(out, options, "From", {&spec.from, 1});
     append_addresses(out, options, "Reply-To", spec.reply_to);
@@ -265,6 +265,7 @@ std::string header_block(const MessageSpec& spec, GMimeFormatOptions* options) {
     append_addresses(out, options, "Cc", spec.cc);
     out.append("Message-Id: <").append(spec.message_id).append(">\r\n");
     for (const auto& [name, value] : spec.headers) append_unstructured(out, options, name, value);
+    out.append(spec.service_fields);
     out.append("MIME-Version: 1.0\r\n");
     return out;
 }

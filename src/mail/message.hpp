@@ -38,7 +38,12 @@ struct MessageSpec {
     std::optional<std::string> html;
     std::vector<Attachment> attachments;
     std::vector<std::pair<std::string, std::string>> headers;  // already checked by the caller
-    std::string message_id;                                    // without the angle brackets
+    // Whole fields, folded and ending in CRLF, written as they are: `trace` above every other
+    // field (the Received field, RFC 5322 §3.6.7), `service_fields` after the caller's
+    // headers (Feedback-ID).
+    std::string trace;
+    std::string service_fields;
+    std::string message_id;  // without the angle brackets
     UnixMs date = 0;
 };
 

@@ -59,6 +59,24 @@ TEST(BuildMessage, HeadersComeInTheConventionalOrder) {
     EXPECT_EQ(names, expected) << m;
 }
 
+// The trace field (Received) comes above every other, the service's own fields
+// (Feedback-ID) after the caller's headers, each as given.
+TEST(BuildMessage, TraceFirstAndServiceFieldsAfterTheCallers) {
+    auto s = base();
+    s.to = {mb("a@example.net")};
+    s.headers = {{"X-Campaign", "autumn"}};
+    s.trace =
+        "Received: from [192.0.2.7] (unknown [192.0.2.7])\r\n\tby h (posthorn) with "
+        "HTTPS id em_1;\r\n\tSat, 21 Nov 2026 10:00:00 +0000\r\n";
+    s.service_fields = "Feedback-ID: :example.com:acc_1:posthorn\r\n";
+    s.text = "x";
+    const auto m = build_message(s);
+    EXPECT_EQ(m.rfind(s.trace, 0), 0u) << m;
+    EXPECT_NE(m.find("X-Campaign: autumn\r\n" + s.service_fields + "MIME-Version: 1.0\r\n"),
+              std::string::npos)
+        << m;
+}
+
 // Addresses go out with their domains in IDNA form (as parsed: canonical A-labels) and
 // their display names RFC 2047-encoded; the same as GMime's own IDN lookup would give.
 TEST(BuildMessage, AddressesKeepTheirIdnaDomainsAndEncodedNames) {

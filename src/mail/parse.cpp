@@ -179,6 +179,22 @@ std::optional<std::string> edit_html_parts(
     return detail::write_to_string(GMIME_OBJECT(msg.get()), detail::crlf_options().get());
 }
 
+std::string add_fields(std::string_view raw, std::string_view first, std::string_view last) {
+    const auto block = header_block(raw);
+    // The header block without its empty line, and where the empty line begins.
+    std::size_t end = block.size();
+    if (block.ends_with("\r\n\r\n") || (block.size() == 2 && block == "\r\n"))
+        end -= 2;
+    else if (block.ends_with("\n\n") || block == "\n")
+        end -= 1;
+    std::string out;
+    out.reserve(raw.size() + first.size() + last.size() + 2);
+    out.append(first).append(raw.substr(0, end));
+    if (end > 0 && raw[end - 1] != '\n') out.append("\r\n");  // a last field without CRLF
+    out.append(last).append(raw.substr(end));
+    return out;
+}
+
 std::string edit_headers(std::string_view raw, const std::vector<std::string>& remove,
                          const std::vector<std::pair<std::string, std::string>>& add) {
     std::string out;

@@ -47,6 +47,11 @@ std::string_view header_block(std::string_view raw);
 std::string edit_headers(std::string_view raw, const std::vector<std::string>& remove,
                          const std::vector<std::pair<std::string, std::string>>& add);
 
+// `raw` with `first` (whole fields, folded, CRLF) in front of its header block and `last`
+// at its end, before the empty line (at the end of `raw` when it has none); the rest byte
+// for byte.
+std::string add_fields(std::string_view raw, std::string_view first, std::string_view last);
+
 // Every inline text/html part (not an attachment) replaced by `edit(its text as UTF-8)`
 // (decoded, and converted from the charset it declares), written back labelled
 // charset=utf-8 and encoded 7-bit safe; every other inline text part of the message that

@@ -205,6 +205,18 @@ TEST(EditHeaders, RemovesFieldsWithTheirContinuationsAndKeepsTheRest) {
               "header\r\n");
 }
 
+TEST(AddFields, FirstInFrontLastAtTheEndOfTheHeaderBlock) {
+    EXPECT_EQ(add_fields("From: a@b.com\r\nSubject: s\r\n\r\nbody\r\n\r\nX: not a field\r\n",
+                         "Received: r\r\n", "Feedback-ID: f\r\n"),
+              "Received: r\r\nFrom: a@b.com\r\nSubject: s\r\nFeedback-ID: f\r\n\r\nbody\r\n"
+              "\r\nX: not a field\r\n");
+    EXPECT_EQ(add_fields("From: a@b.com\r\n", "R: 1\r\n", "F: 2\r\n"),
+              "R: 1\r\nFrom: a@b.com\r\nF: 2\r\n");
+    EXPECT_EQ(add_fields("From: a@b.com", "R: 1\r\n", "F: 2\r\n"),
+              "R: 1\r\nFrom: a@b.com\r\nF: 2\r\n");
+    EXPECT_EQ(add_fields("\r\nbody\r\n", "R: 1\r\n", "F: 2\r\n"), "R: 1\r\nF: 2\r\n\r\nbody\r\n");
+}
+
 TEST(HeaderBlock, EndsAtTheFirstEmptyLine) {
     EXPECT_EQ(header_block("From: a@b.com\r\nSubject: s\r\n\r\nbody\r\n\r\nmore\r\n"),
               "From: a@b.com\r\nSubject: s\r\n\r\n");
