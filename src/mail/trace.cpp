@@ -42,10 +42,12 @@ std::string smtp_protocol(bool esmtp, bool tls, bool authenticated) {
 }
 
 std::string received_field(const ReceivedFrom& r) {
-    const auto literal = address_literal(r.client_ip);
+    // Without an address (a caller that has none): "from unknown (unknown)".
+    const auto literal = r.client_ip.empty() ? std::string() : address_literal(r.client_ip);
     std::string out = "Received: from ";
-    out.append(r.helo.empty() ? literal : safe_helo(r.helo));
-    out.append(" (unknown ").append(literal).append(")\r\n\tby ").append(r.by);
+    out.append(!r.helo.empty() ? safe_helo(r.helo) : literal.empty() ? "unknown" : literal);
+    out.append(literal.empty() ? " (unknown" : " (unknown ").append(literal);
+    out.append(")\r\n\tby ").append(r.by);
     out.append(" (posthorn) with ").append(r.with).append(" id ").append(r.id);
     if (!r.for_address.empty()) out.append("\r\n\tfor <").append(r.for_address).append(">");
     out.append(";\r\n\t").append(format_rfc5322(r.at)).append("\r\n");

@@ -33,6 +33,8 @@ TEST(ReceivedField, ForClauseAddressLiteralsAndNoHelo) {
               "\tfor <ann@example.net>;\r\n"
               "\tSat, 21 Nov 2026 10:00:00 +0000\r\n");
     EXPECT_EQ(address_literal("::ffff:192.0.2.7"), "[192.0.2.7]");
+    EXPECT_EQ(received_field({.by = "h", .with = "HTTP", .id = "em_1", .at = kAt}).substr(0, 39),
+              "Received: from unknown (unknown)\r\n\tby h");
     EXPECT_EQ(address_literal("127.0.0.1"), "[127.0.0.1]");
 }
 
