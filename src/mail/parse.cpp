@@ -139,7 +139,7 @@ std::optional<std::string> convert_to_utf8(const std::string& bytes, const char*
 // readers make of such text. Unlike g_mime_text_part_get_text, never fails on an unknown
 // charset.
 std::string text_as_utf8(GMimeTextPart* part) {
-    const std::string bytes = decoded_content(GMIME_PART(part));
+    std::string bytes = decoded_content(GMIME_PART(part));
     const char* charset = g_mime_text_part_get_charset(part);
     const bool labelled_ascii = !charset || g_ascii_strcasecmp(charset, "us-ascii") == 0;
     if (charset && !labelled_ascii && !is_utf8_label(charset))
