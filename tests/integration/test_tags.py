@@ -25,12 +25,12 @@ TAGS = [{"name": "campaign", "value": "spring-24"}, {"name": "tier_1", "value": 
 METADATA = {"order": {"id": 42, "items": ["a", "b"]}, "note": "caf\u00e9 \"quoted\"", "n": None}
 
 
-@pytest.fixture
-
 def without_feedback_id(raw: bytes) -> bytes:
     """The message without its Feedback-ID field, the one place a tag (the first) goes."""
     return re.sub(rb"\r\nFeedback-ID: [^\r]*", b"", raw)
 
+
+@pytest.fixture
 def world(tmp_path, posthorn_factory, webhook_receiver):
     dns = Dnsmasq(tmp_path / "dns")
     port = free_port()
