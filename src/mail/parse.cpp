@@ -5,6 +5,7 @@
 #include "core/text.hpp"
 #include "mail/detail/gmime.hpp"
 #include "mail/detail/message_body.hpp"
+#include "mail/tracking.hpp"
 
 namespace posthorn::mail {
 
@@ -160,7 +161,8 @@ void edit_html(GMimeObject* /*parent*/, GMimeObject* part, gpointer data) {
             detail::set_utf8_text(text_part, text_as_utf8(text_part));
         return;
     }
-    const std::string edited = (*e->edit)(text_as_utf8(text_part));
+    // Written as UTF-8: so says its own <meta charset>, whatever it said before.
+    const std::string edited = declare_utf8((*e->edit)(text_as_utf8(text_part)));
     detail::set_utf8_text(text_part, edited);
     ++e->edited;
 }
