@@ -126,6 +126,18 @@ def test_every_text_part_goes_out_as_utf8(world):
                 out = json.loads(r.stdout.strip().splitlines()[-1])
                 assert out["ok"], out
                 sent.append((subject, text, tracked))
+    # A client's own iso-8859-1 parts, tracked: decoded with their charset, sent as UTF-8,
+    # the HTML's <meta charset> made to agree.
+    latin1 = TEXTS["latin1"]
+    m = email.message.EmailMessage()
+    m["From"], m["To"], m["Subject"] = f"a@{SENDER}", "u@sink.example.net", "smtplib iso-8859-1"
+    m["X-Track-Opens"] = m["X-Track-Clicks"] = "true"
+    m.set_content(latin1, charset="iso-8859-1", cte="quoted-printable")
+    m.add_alternative(html_of(latin1).replace("utf-8", "iso-8859-1"), subtype="html",
+                      charset="iso-8859-1", cte="quoted-printable")
+    assert b"charset=\"iso-8859-1\"" in m.as_bytes()
+    submit(ph, key, m)
+    sent.append(("smtplib iso-8859-1", latin1, True))
     got = by_subject(sink, len(sent))
     for subject, text, tracked in sent:
         msg, raw = got[subject]
