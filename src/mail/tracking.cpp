@@ -106,14 +106,14 @@ std::string apply(std::string source, std::vector<Edit>& edits) {
 }  // namespace
 
 std::string declare_utf8(std::string_view html) {
-    const std::string source(html);
+    std::string source(html);
     GumboOutput* out =
         gumbo_parse_with_options(&kGumboDefaultOptions, source.c_str(), source.size());
     std::vector<Edit> edits;
     charset_edits(out->root, source.c_str(), edits);
     gumbo_destroy_output(&kGumboDefaultOptions, out);
     if (edits.empty()) return source;
-    return apply(source, edits);
+    return apply(std::move(source), edits);
 }
 
 std::string track_html(std::string_view html, const Tracking& t) {
