@@ -20,6 +20,7 @@ packages=(
   python3-psycopg2  # the integration tests' reads of a PostgreSQL store (tests/support/store.py)
   python3-prometheus-client  # a real parser of GET /metrics in the tests
   python3-spf  # a real SPF check (pyspf, over python3-dnspython) of the custom return path
+  spamassassin  # its local tests read the header block of delivered mail (test_headers.py)
   libnet-ssleay-perl  # swaks's STARTTLS (a Recommends of swaks, which --no-install-recommends skips)
   openssl postfix  # postfix for its smtp-source load client (the daemon is not configured)
   postgresql-15  # the server the PostgreSQL tests start (tools/pg_test_server.py); pg_trgm is in it

@@ -166,6 +166,7 @@ asio::awaitable<http::Response> checked_send(Context ctx) {
                    .track_clicks = req.track_clicks,
                    .tags = std::move(req.labels.tags),
                    .metadata_json = std::move(req.labels.metadata_json)};
+    q.origin.client_ip = ctx.req.remote_ip;  // the API's protocol: queue_email's default
     q.message = std::move(req.message);
     auto outcome = co_await queue_email(ctx.deps, std::move(q));
     if (auto* refused = std::get_if<Refused>(&outcome)) {

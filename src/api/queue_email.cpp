@@ -17,6 +17,7 @@
 #include "domain/sending_domain.hpp"
 #include "domain/test_mode.hpp"
 #include "mail/parse.hpp"
+#include "mail/trace.hpp"
 
 namespace posthorn::api {
 
@@ -85,6 +86,33 @@ struct Slot {
         if (!keep) limiter.release(account, at);
     }
 };
+
+// The SenderId of every Feedback-ID posthorn writes: Gmail wants 5 to 15 characters, the
+// same across the mail stream.
+constexpr std::string_view kFeedbackSenderId = "posthorn";
+
+// The fields put on every accepted message: its Received field (RFC 5321 §4.4: a server
+// that accepts a message adds one) and its Feedback-ID, Gmail's a:b:c:SenderId from the
+// narrowest group to the broadest: the email's first tag ("name=value"; empty without
+// one: Gmail reports on the other fields), the sender domain, the account. Never anything
+// of one recipient's or of the key.
+struct OwnFields {
+    std::string received, feedback_id;
+};
+
+OwnFields own_fields(const Deps& deps, const QueueRequest::Origin& origin, const domain::Email& e,
+                     std::string_view domain_name, UnixMs now) {
+    std::string protocol = origin.protocol;
+    if (protocol.empty()) protocol = deps.public_url.starts_with("https://") ? "HTTPS" : "HTTP";
+    const std::string tag = e.tags.empty() ? std::string() : e.tags[0].name + "=" + e.tags[0].value;
+    return {mail::received_field({.helo = origin.helo,
+                                  .client_ip = origin.client_ip,
+                                  .by = deps.smtp_hostname,
+                                  .with = std::move(protocol),
+                                  .id = e.id,
+                                  .at = now}),
+            mail::feedback_id_field({tag, domain_name, e.account_id, kFeedbackSenderId})};
+}
 
 }  // namespace
 
@@ -215,7 +243,10 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
             ? domain::tracking_base(deps.public_url, sender->tracking_label, sender->name,
                                     tracking_verified(*sender))
             : std::string();
+    auto own = own_fields(deps, req.origin, e, sender->name, now);
     if (auto* spec = std::get_if<mail::MessageSpec>(&req.message)) {
+        spec->trace = std::move(own.received);
+        spec->service_fields = std::move(own.feedback_id);
         if (spec->html && (e.track_opens || e.track_clicks))
             spec->html = track_email_html(deps, tracking_base, e.id, *spec->html, e.track_opens,
                                           e.track_clicks);
@@ -242,6 +273,9 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
             auto edited = co_await core::run_blocking(std::move(blocking), std::move(job));
             if (edited) n.raw = std::move(*edited);
         }
+        // Ours above the client's fields (trace fields are prepended, RFC 5322 §3.6.7), the
+        // Feedback-ID at the end of its header block (smtp_doors drops any of the client's).
+        n.raw = mail::add_fields(n.raw, own.received, own.feedback_id);
     }
     e.size_bytes = static_cast<std::int64_t>(n.raw.size());
 

@@ -1,7 +1,8 @@
 // api/queue_email.hpp — what both front doors do with a message once they have read it:
 // check the sender's domain (VERIFIED, sending on), take a slot of the send rate, build the
-// message if needed, and store the email, its envelope, recipients and idempotency key in
-// one durable transaction (the queue). Used by POST /v1/emails and SMTP submission.
+// message if needed, put its Received and Feedback-ID fields on it (docs/sending.md, "The
+// headers posthorn adds"), and store the email, its envelope, recipients and idempotency
+// key in one durable transaction (the queue). Used by POST /v1/emails and SMTP submission.
 #pragma once
 
 #include <optional>
@@ -35,6 +36,16 @@ struct QueueRequest {
     std::optional<store::Domain> domain;
     std::vector<domain::Tag> tags;  // checked (email_labels.hpp)
     std::string metadata_json;      // "" when none
+    // Where it came from, for the Received field put on it (mail/trace.hpp): the client's
+    // address (the socket's, or the PROXY header's from a trusted network; never a header
+    // the client writes), its EHLO name and RFC 3848 protocol (SMTP). An empty protocol is
+    // the API: "HTTPS" when server.public_url is https, "HTTP" otherwise.
+    struct Origin {
+        std::string client_ip;
+        std::string helo;
+        std::string protocol;
+    };
+    Origin origin;
 };
 
 struct Queued {

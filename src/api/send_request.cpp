@@ -63,10 +63,12 @@ std::string control_char_error(std::string_view what, std::string_view s) {
 // Headers the service writes itself; a user-supplied one would clash or forge.
 bool owned_header(std::string_view name) {
     const auto n = core::ascii_lower(name);
-    static constexpr std::array<std::string_view, 11> kOwned = {
+    // Received and Feedback-ID are posthorn's own (queue_email.cpp): one of each.
+    static constexpr std::array<std::string_view, 13> kOwned = {
         "from",           "to",          "cc",         "bcc",
         "subject",        "date",        "message-id", "mime-version",
-        "dkim-signature", "return-path", "reply-to"};
+        "dkim-signature", "return-path", "reply-to",   "received",
+        "feedback-id"};
     for (auto o : kOwned)
         if (n == o) return true;
     return n.rfind("content-", 0) == 0;

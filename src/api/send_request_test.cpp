@@ -39,6 +39,14 @@ TEST(SendRequest, ANulInAHeaderValueIsCalledAControlCharacterNotALineBreak) {
     EXPECT_EQ(refusal({{"headers", {{"X-A", "tab\there, UTF-8 \xc3\xa9"}}}}), "");
 }
 
+// Received and Feedback-ID are posthorn's own (one of each on every message, issue 30).
+TEST(SendRequest, TraceAndFeedbackHeadersAreTheServices) {
+    for (const char* name : {"Received", "feedback-id", "Message-ID", "Content-Type"})
+        EXPECT_EQ(refusal({{"headers", {{name, "x"}}}}),
+                  std::string("headers: ") + name + " is set by the service and cannot be given");
+    EXPECT_EQ(refusal({{"headers", {{"X-Feedback", "x"}}}}), "");
+}
+
 TEST(SendRequest, HeaderNamesSubjectAndFilenamesSayWhatIsWrong) {
     EXPECT_EQ(refusal({{"headers", {{std::string("X-\0A", 4), "v"}}}}).rfind("headers: '", 0), 0u);
     EXPECT_NE(refusal({{"headers", {{"Bad Name", "v"}}}}).find("is not a header name (1 to 76"),

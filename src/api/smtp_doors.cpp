@@ -26,6 +26,7 @@
 #include "mail/address.hpp"
 #include "mail/parse.hpp"
 #include "mail/report.hpp"
+#include "mail/trace.hpp"
 
 namespace posthorn::api {
 
@@ -213,10 +214,17 @@ class Submission final : public smtp::SessionHandler {
         }
         if (!header(parsed, "Date")) add.emplace_back("Date", format_rfc5322(deps_.clock.now_ms()));
         // Our own headers are instructions to us, not part of the message: never delivered.
-        q.message = mail::edit_headers(msg.data,
-                                       {"X-Track-Opens", "X-Track-Clicks", "Bcc",
-                                        std::string(kTagHeader), std::string(kMetadataHeader)},
-                                       add);
+        // A Feedback-ID is ours to write (queue_email.cpp; Gmail takes one per message).
+        q.message =
+            mail::edit_headers(msg.data,
+                               {"X-Track-Opens", "X-Track-Clicks", "Bcc", std::string(kTagHeader),
+                                std::string(kMetadataHeader), "Feedback-ID"},
+                               add);
+        // Its Received field: the client's address and EHLO name, and an authenticated
+        // submission's protocol, ESMTPSA over STARTTLS (RFC 3848).
+        q.origin = {.client_ip = msg.remote_ip.empty() ? ip_ : msg.remote_ip,
+                    .helo = msg.helo,
+                    .protocol = mail::smtp_protocol(msg.esmtp, msg.tls, true)};
 
         auto outcome = co_await queue_email(deps_, std::move(q));
         if (auto* r = std::get_if<Refused>(&outcome)) {
@@ -388,7 +396,11 @@ class Inbound final : public smtp::SessionHandler {
             if (auto m = mail::parse_mailbox(parsed.from.front().address);
                 auto* box = std::get_if<mail::Mailbox>(&m))
                 from_domain = box->domain;
-        mail::AuthInput auth_in{.client_ip = msg.remote_ip.empty() ? ip_ : msg.remote_ip,
+        const std::string auth_in_ip = msg.remote_ip.empty() ? ip_ : msg.remote_ip;
+        // The Received field of each stored copy (below): the sender's address and name, and
+        // ESMTP or ESMTPS (RFC 3848), as Postfix writes it at an MX.
+        const auto protocol = mail::smtp_protocol(msg.esmtp, msg.tls, false);
+        mail::AuthInput auth_in{.client_ip = auth_in_ip,
                                 .helo = msg.helo,
                                 .mail_from = msg.mail_from,
                                 .from_domain = std::move(from_domain),
@@ -413,8 +425,18 @@ class Inbound final : public smtp::SessionHandler {
                 std::find(cc.begin(), cc.end(), json::value(a)) == cc.end())
                 bcc.emplace_back(a);
             for (const auto& d : owners) {
+                auto id = new_id("in_", now);
+                // Each copy is received for one address, under its own id (RFC 5321 §4.4:
+                // a "for" clause names the one recipient).
+                auto received = mail::received_field({.helo = msg.helo,
+                                                      .client_ip = auth_in_ip,
+                                                      .by = deps_.smtp_hostname,
+                                                      .with = protocol,
+                                                      .id = id,
+                                                      .for_address = address,
+                                                      .at = now});
                 store::InboundEmail e{
-                    .id = new_id("in_", now),
+                    .id = std::move(id),
                     .account_id = d.account_id,
                     .domain_id = d.id,
                     .from_email = parsed.from.empty() ? msg.mail_from : parsed.from.front().address,
@@ -425,7 +447,7 @@ class Inbound final : public smtp::SessionHandler {
                     .cc_json = cc.empty() ? "null" : json::serialize(cc),
                     .bcc_json = bcc.empty() ? "null" : json::serialize(bcc),
                     .authentication_json = authentication,
-                    .raw = msg.data,
+                    .raw = received + msg.data,
                     .received_at = now};
                 int index = 0;
                 for (const auto& att : parsed.attachments)

@@ -10,10 +10,11 @@
 namespace posthorn::mail {
 namespace {
 
-// DESIGN §7 / the issue: h= covers these when present.
-constexpr std::array<std::string_view, 9> kSigned = {"from",     "to",           "cc",
-                                                     "subject",  "date",         "message-id",
-                                                     "reply-to", "mime-version", "content-type"};
+// DESIGN §7 / the issue: h= covers these when present. Feedback-ID too (issue 30): Gmail
+// trusts it only under a DKIM signature made after it was added.
+constexpr std::array<std::string_view, 10> kSigned = {
+    "from",       "to",       "cc",           "subject",      "date",
+    "message-id", "reply-to", "mime-version", "content-type", "feedback-id"};
 
 bool is_wsp(char c) { return c == ' ' || c == '\t'; }
 
@@ -122,8 +123,8 @@ Result<std::string> dkim_sign(std::string_view message, const DkimKey& key, Unix
         std::string_view(reinterpret_cast<const char*>(body_hash.data()), body_hash.size()));
 
     // h=: each signed header present, bottom-up instances as RFC 6376 §5.4.2 orders them;
-    // From is listed once more than it occurs, so that a From added later breaks the
-    // signature (over-signing, §8.15).
+    // From and Feedback-ID are listed once more than they occur, so that one added later
+    // breaks the signature (over-signing, §8.15).
     std::string h;
     std::string canonical;
     for (auto name : kSigned) {
@@ -134,7 +135,7 @@ Result<std::string> dkim_sign(std::string_view message, const DkimKey& key, Unix
             h += (h.empty() ? "" : ":") + std::string(name);
             ++count;
         }
-        if (name == "from" && count > 0) h += ":from";
+        if ((name == "from" || name == "feedback-id") && count > 0) h += ":" + std::string(name);
     }
     const std::string sig_value = " v=1; a=rsa-sha256; c=relaxed/relaxed; d=" + key.domain +
                                   "; s=" + key.selector + "; t=" + std::to_string(now / 1000) +

@@ -74,6 +74,24 @@ TEST(DkimRelaxed, BodyMatchesTheRuleOnEdgeCasesAndRandomBodies) {
     }
 }
 
+// Feedback-ID is signed, and over-signed (Gmail trusts it only under a signature made
+// after it was added); Received, a trace field that relays add to, is not.
+TEST(DkimSign, SignsFeedbackIdButNotReceived) {
+    auto key = crypto::generate_rsa(2048);
+    ASSERT_TRUE(key);
+    const std::string msg =
+        "Received: from c.example (unknown [192.0.2.7])\r\n\tby mx.example.com (posthorn) with "
+        "HTTPS id em_1;\r\n\tSat, 21 Nov 2026 10:00:00 +0000\r\nFrom: a@example.com\r\n"
+        "Subject: hi\r\nFeedback-ID: :example.com:acc_1:posthorn\r\n\r\nbody\r\n";
+    auto signed_msg =
+        dkim_sign(msg, {"example.com", "ph1", *crypto::PrivateKey::from_pem(key->private_pem)},
+                  1795255200000);
+    ASSERT_TRUE(signed_msg);
+    EXPECT_NE(signed_msg->find("h=from:from:subject:feedback-id:feedback-id;"), std::string::npos)
+        << *signed_msg;
+    EXPECT_EQ(signed_msg->find("received", 0), std::string::npos) << *signed_msg;
+}
+
 TEST(DkimSign, PrependsASignatureOverThePresentHeaders) {
     auto key = crypto::generate_rsa(2048);
     ASSERT_TRUE(key);

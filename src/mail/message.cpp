@@ -13,51 +13,9 @@ using detail::GObj;
 
 namespace {
 
-// The transfer encoding that g_mime_part_get_best_content_encoding picks under the 7-bit
-// constraint, worked out here in one pass (GMime's runs a filter over the content): base64
-// when there is a NUL or 17% or more of the bytes are 8-bit; quoted-printable for fewer
-// 8-bit bytes, for a line over 998 octets, for a line that starts with "From " (which
-// mbox readers would mangle), or for a carriage return that does not end a line (RFC 2045
-// §2.7: in 7bit data CR occurs only before LF; a bare CR on the wire is what SMTP
-// smuggling is made of, and servers refuse it; quoted-printable writes it as =0D);
-// otherwise none (7bit, no header). Stricter there than GMime, which sends a bare CR as it is.
-GMimeContentEncoding best_encoding(std::string_view text) {
-    if (text.find('\0') != std::string_view::npos) return GMIME_CONTENT_ENCODING_BASE64;
-    if (!core::is_ascii(text)) {
-        std::size_t eight_bit = 0;
-        for (unsigned char c : text) eight_bit += c >= 0x80 ? 1 : 0;
-        const auto limit = static_cast<std::size_t>(static_cast<double>(text.size()) * 0.17);
-        return eight_bit >= limit ? GMIME_CONTENT_ENCODING_BASE64
-                                  : GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
-    }
-    for (std::size_t pos = 0; pos < text.size();) {
-        auto eol = text.find('\n', pos);
-        if (eol == std::string_view::npos) eol = text.size();
-        if (eol - pos > 998 || text.substr(pos, 5) == "From ")
-            return GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
-        // Within the line only: a search to the end of the text from every line would
-        // read a long text once per line.
-        const auto line = text.substr(pos, eol - pos);
-        const auto cr = line.find('\r');
-        if (cr != std::string_view::npos && (cr + 1 != line.size() || eol == text.size()))
-            return GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
-        pos = eol + 1;
-    }
-    return GMIME_CONTENT_ENCODING_DEFAULT;
-}
-
 GObj<GMimeObject> text_part(const char* subtype, const std::string& content) {
-    // What g_mime_text_part_set_text does, without its charset guess, which steps through
-    // the text character by character: the text is UTF-8 (JSON strings are), so it is
-    // us-ascii when no byte has the high bit set, and utf-8 otherwise.
     GObj<GMimeTextPart> part(g_mime_text_part_new_with_subtype(subtype));
-    GObj<GMimeStream> stream(g_mime_stream_mem_new_with_buffer(content.data(), content.size()));
-    GObj<GMimeDataWrapper> wrapper(
-        g_mime_data_wrapper_new_with_stream(stream.get(), GMIME_CONTENT_ENCODING_DEFAULT));
-    auto* p = GMIME_PART(part.get());
-    g_mime_part_set_content(p, wrapper.get());
-    g_mime_text_part_set_charset(part.get(), core::is_ascii(content) ? "us-ascii" : "utf-8");
-    g_mime_part_set_content_encoding(p, best_encoding(content));
+    detail::set_utf8_text(part.get(), content);
     return GObj<GMimeObject>(GMIME_OBJECT(part.release()));
 }
 
@@ -98,6 +56,54 @@ void init() {
 }
 
 namespace detail {
+
+// The transfer encoding that g_mime_part_get_best_content_encoding picks under the 7-bit
+// constraint, worked out here in one pass (GMime's runs a filter over the content): base64
+// when there is a NUL or 17% or more of the bytes are 8-bit; quoted-printable for fewer
+// 8-bit bytes, for a line over 998 octets, for a line that starts with "From " (which
+// mbox readers would mangle), or for a carriage return that does not end a line (RFC 2045
+// §2.7: in 7bit data CR occurs only before LF; a bare CR on the wire is what SMTP
+// smuggling is made of, and servers refuse it; quoted-printable writes it as =0D);
+// otherwise none (7bit, no header). Stricter there than GMime, which sends a bare CR as it is.
+GMimeContentEncoding best_encoding(std::string_view text) {
+    if (text.find('\0') != std::string_view::npos) return GMIME_CONTENT_ENCODING_BASE64;
+    if (!core::is_ascii(text)) {
+        std::size_t eight_bit = 0;
+        for (unsigned char c : text) eight_bit += c >= 0x80 ? 1 : 0;
+        const auto limit = static_cast<std::size_t>(static_cast<double>(text.size()) * 0.17);
+        return eight_bit >= limit ? GMIME_CONTENT_ENCODING_BASE64
+                                  : GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
+    }
+    for (std::size_t pos = 0; pos < text.size();) {
+        auto eol = text.find('\n', pos);
+        if (eol == std::string_view::npos) eol = text.size();
+        if (eol - pos > 998 || text.substr(pos, 5) == "From ")
+            return GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
+        // Within the line only: a search to the end of the text from every line would
+        // read a long text once per line.
+        const auto line = text.substr(pos, eol - pos);
+        const auto cr = line.find('\r');
+        if (cr != std::string_view::npos && (cr + 1 != line.size() || eol == text.size()))
+            return GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE;
+        pos = eol + 1;
+    }
+    return GMIME_CONTENT_ENCODING_DEFAULT;
+}
+
+void set_utf8_text(GMimeTextPart* part, std::string_view text) {
+    // What g_mime_text_part_set_text does, without its charset guess, which steps through
+    // the text character by character and labels a text of Latin-1 letters iso-8859-1
+    // (converting it): the text is UTF-8 and is labelled so, whatever letters it holds, so
+    // that a part's label never contradicts what it says of itself (an HTML
+    // <meta charset=utf-8>). ASCII is UTF-8 too.
+    GObj<GMimeStream> stream(g_mime_stream_mem_new_with_buffer(text.data(), text.size()));
+    GObj<GMimeDataWrapper> wrapper(
+        g_mime_data_wrapper_new_with_stream(stream.get(), GMIME_CONTENT_ENCODING_DEFAULT));
+    auto* p = GMIME_PART(part);
+    g_mime_part_set_content(p, wrapper.get());
+    g_mime_text_part_set_charset(part, "utf-8");
+    g_mime_part_set_content_encoding(p, best_encoding(text));
+}
 
 GObj<InternetAddressList> address_list(std::span<const Mailbox> list) {
     GObj<InternetAddressList> addresses(internet_address_list_new());
@@ -250,7 +256,7 @@ void append_unstructured(std::string& out, GMimeFormatOptions* options, const st
 // GMimeMessage: with its header list, header objects and six address lists, created and destroyed
 // per message, it took two fifths of the build.
 std::string header_block(const MessageSpec& spec, GMimeFormatOptions* options) {
-    std::string out;
+    std::string out = spec.trace;
     out.append("Date: ").append(format_rfc5322(spec.date)).append("\r\n");
     append_addresses(out, options, "From", {&spec.from, 1});
     append_addresses(out, options, "Reply-To", spec.reply_to);
@@ -259,6 +265,7 @@ std::string header_block(const MessageSpec& spec, GMimeFormatOptions* options) {
     append_addresses(out, options, "Cc", spec.cc);
     out.append("Message-Id: <").append(spec.message_id).append(">\r\n");
     for (const auto& [name, value] : spec.headers) append_unstructured(out, options, name, value);
+    out.append(spec.service_fields);
     out.append("MIME-Version: 1.0\r\n");
     return out;
 }
@@ -267,10 +274,8 @@ std::string header_block(const MessageSpec& spec, GMimeFormatOptions* options) {
 // its Content-Type and, unless 7bit, Content-Transfer-Encoding, then the content encoded
 // by GMime's encoder.
 void append_text_part(std::string& out, std::string_view subtype, std::string_view content) {
-    out.append("Content-Type: text/")
-        .append(subtype)
-        .append(core::is_ascii(content) ? "; charset=us-ascii\r\n" : "; charset=utf-8\r\n");
-    const auto encoding = best_encoding(content);
+    out.append("Content-Type: text/").append(subtype).append("; charset=utf-8\r\n");
+    const auto encoding = detail::best_encoding(content);
     if (encoding == GMIME_CONTENT_ENCODING_DEFAULT) {
         out += "\r\n";
         append_crlf_content(out, content);

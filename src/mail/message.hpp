@@ -1,11 +1,11 @@
 // mail/message.hpp — builds the RFC 5322 message of an API send with GMime 3:
 // text/plain, text/html, or multipart/alternative of both; multipart/related around the
 // HTML when inline images (a content id) come with it; multipart/mixed for attachments.
-// Non-ASCII headers are RFC 2047 encoded; each text part gets the lightest transfer
-// encoding that keeps it 7-bit clean (7bit, quoted-printable or base64); attachments are
-// base64. Date, MIME-Version and Message-ID are set here; there is never a Bcc header.
-// Lines end in CRLF. Not thread-hostile: separate calls may run on separate threads once
-// mail::init() has run.
+// Non-ASCII headers are RFC 2047 encoded; each text part is labelled charset=utf-8 (ASCII
+// or not) and gets the lightest transfer encoding that keeps it 7-bit clean (7bit,
+// quoted-printable or base64); attachments are base64. Date, MIME-Version and Message-ID are set
+// here; there is never a Bcc header. Lines end in CRLF. Not thread-hostile: separate calls may run
+// on separate threads once mail::init() has run.
 #pragma once
 
 #include <string>
@@ -38,7 +38,12 @@ struct MessageSpec {
     std::optional<std::string> html;
     std::vector<Attachment> attachments;
     std::vector<std::pair<std::string, std::string>> headers;  // already checked by the caller
-    std::string message_id;                                    // without the angle brackets
+    // Whole fields, folded and ending in CRLF, written as they are: `trace` above every other
+    // field (the Received field, RFC 5322 §3.6.7), `service_fields` after the caller's
+    // headers (Feedback-ID).
+    std::string trace;
+    std::string service_fields;
+    std::string message_id;  // without the angle brackets
     UnixMs date = 0;
 };
 

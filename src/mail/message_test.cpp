@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "mail/detail/message_body.hpp"
+#include "mail/parse.hpp"
 
 namespace posthorn::mail {
 namespace {
@@ -58,6 +59,24 @@ TEST(BuildMessage, HeadersComeInTheConventionalOrder) {
     EXPECT_EQ(names, expected) << m;
 }
 
+// The trace field (Received) comes above every other, the service's own fields
+// (Feedback-ID) after the caller's headers, each as given.
+TEST(BuildMessage, TraceFirstAndServiceFieldsAfterTheCallers) {
+    auto s = base();
+    s.to = {mb("a@example.net")};
+    s.headers = {{"X-Campaign", "autumn"}};
+    s.trace =
+        "Received: from [192.0.2.7] (unknown [192.0.2.7])\r\n\tby h (posthorn) with "
+        "HTTPS id em_1;\r\n\tSat, 21 Nov 2026 10:00:00 +0000\r\n";
+    s.service_fields = "Feedback-ID: :example.com:acc_1:posthorn\r\n";
+    s.text = "x";
+    const auto m = build_message(s);
+    EXPECT_EQ(m.rfind(s.trace, 0), 0u) << m;
+    EXPECT_NE(m.find("X-Campaign: autumn\r\n" + s.service_fields + "MIME-Version: 1.0\r\n"),
+              std::string::npos)
+        << m;
+}
+
 // Addresses go out with their domains in IDNA form (as parsed: canonical A-labels) and
 // their display names RFC 2047-encoded; the same as GMime's own IDN lookup would give.
 TEST(BuildMessage, AddressesKeepTheirIdnaDomainsAndEncodedNames) {
@@ -95,7 +114,7 @@ TEST(BuildMessage, TextPartsGetTheEncodingThatFits) {
         return at == std::string::npos ? std::string() : m.substr(at + 8, 8);
     };
     EXPECT_EQ(encoding_of("short lines\nof ASCII\n"), "none");
-    EXPECT_EQ(charset_of("short lines\nof ASCII\n").substr(0, 8), "us-ascii");
+    EXPECT_EQ(charset_of("short lines\nof ASCII\n").substr(0, 5), "utf-8");
     EXPECT_EQ(encoding_of(std::string(998, 'a') + "\nok\n"), "none");
     EXPECT_EQ(encoding_of(std::string(999, 'a') + "\nlong\n"), "quoted-printable");
     EXPECT_EQ(encoding_of("hello\nFrom here on\n"), "quoted-printable");
@@ -157,6 +176,43 @@ TEST(BuildMessage, EncodesNonAsciiAndNeverWritesBcc) {
     EXPECT_NE(m.find("X-Campaign: spring"), std::string::npos);
     EXPECT_NE(m.find("quoted-printable"), std::string::npos) << m;
     for (unsigned char c : m) ASSERT_LT(c, 0x80) << "the message is 7-bit clean";
+}
+
+// Issue 30: every text part goes out labelled charset=utf-8 (none us-ascii, none
+// iso-8859-1), ASCII, Latin-1 letters only or not, in every body shape, and decodes to the
+// text given.
+TEST(BuildMessage, EveryTextPartIsLabelledUtf8) {
+    const std::regex charset(R"(Content-Type: text/[a-z]+; charset=([A-Za-z0-9_-]+))");
+    for (const std::string text :
+         {"plain ASCII", "caf\xC3\xA9", "\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82",
+          "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E"}) {
+        for (int shape = 0; shape < 4; ++shape) {  // text, HTML, both, both with files
+            auto s = base();
+            const std::string html = "<html><head><meta charset=\"utf-8\"></head><body><p>" + text +
+                                     "</p></body></html>";
+            if (shape != 1) s.text = text;
+            if (shape >= 1) s.html = html;
+            if (shape == 3) s.attachments = {{"report.pdf", "%PDF-1.4", "application/pdf", ""}};
+            const auto m = build_message(s);
+            std::size_t parts = 0;
+            for (std::sregex_iterator it(m.begin(), m.end(), charset), end; it != end; ++it) {
+                EXPECT_EQ((*it)[1], "utf-8") << m;
+                ++parts;
+            }
+            EXPECT_EQ(parts, shape >= 2 ? 2u : 1u) << m;
+            // The line break before a boundary, or at the message's end, is the message's.
+            auto chomp = [](std::string t) {
+                return t.ends_with("\r\n") ? t.erase(t.size() - 2) : t;
+            };
+            const auto parsed = parse_message(m);
+            if (s.text) {
+                EXPECT_EQ(chomp(parsed.text.value_or("")), text) << m;
+            }
+            if (s.html) {
+                EXPECT_EQ(chomp(parsed.html.value_or("")), html) << m;
+            }
+        }
+    }
 }
 
 // The message as a GMimeMessage writes it, with the same MIME entity: the reference the

@@ -4,6 +4,8 @@
 
 #include "core/text.hpp"
 #include "mail/detail/gmime.hpp"
+#include "mail/detail/message_body.hpp"
+#include "mail/tracking.hpp"
 
 namespace posthorn::mail {
 
@@ -110,19 +112,58 @@ struct HtmlEdit {
     int edited = 0;
 };
 
+bool is_utf8_label(const char* charset) {
+    return charset &&
+           (g_ascii_strcasecmp(charset, "utf-8") == 0 || g_ascii_strcasecmp(charset, "utf8") == 0);
+}
+
+// `bytes` converted to UTF-8 from `charset`; nullopt when iconv does not know the charset
+// or the bytes are not text in it.
+std::optional<std::string> convert_to_utf8(const std::string& bytes, const char* charset) {
+    GError* error = nullptr;
+    gsize written = 0;
+    char* out = g_convert(bytes.data(), static_cast<gssize>(bytes.size()), "UTF-8",
+                          g_mime_charset_iconv_name(charset), nullptr, &written, &error);
+    if (!out) {
+        g_clear_error(&error);
+        return std::nullopt;
+    }
+    std::string text(out, written);
+    g_free(out);
+    return text;
+}
+
+// A text part's content as UTF-8: decoded from its transfer encoding, then converted from
+// the charset it declares. Without a charset (RFC 2045 §5.2: us-ascii), with us-ascii or
+// utf-8 that its 8-bit bytes belie, or with one iconv does not know, it is read as UTF-8 when
+// it is valid UTF-8 and as windows-1252 (of which Latin-1 is a part) otherwise: what mail
+// readers make of such text. Unlike g_mime_text_part_get_text, never fails on an unknown
+// charset.
+std::string text_as_utf8(GMimeTextPart* part) {
+    std::string bytes = decoded_content(GMIME_PART(part));
+    const char* charset = g_mime_text_part_get_charset(part);
+    const bool labelled_ascii = !charset || g_ascii_strcasecmp(charset, "us-ascii") == 0;
+    if (charset && !labelled_ascii && !is_utf8_label(charset))
+        if (auto text = convert_to_utf8(bytes, charset)) return std::move(*text);
+    if (g_utf8_validate(bytes.data(), static_cast<gssize>(bytes.size()), nullptr)) return bytes;
+    return convert_to_utf8(bytes, "windows-1252").value_or(std::string());
+}
+
+// Every inline text part of an edited message goes out as UTF-8: the HTML parts as edited,
+// the others converted when they declare another charset (RFC 2046 §4.1.2), so that no
+// part's label contradicts another's or what an HTML part says of itself.
 void edit_html(GMimeObject* /*parent*/, GMimeObject* part, gpointer data) {
     auto* e = static_cast<HtmlEdit*>(data);
     if (!GMIME_IS_TEXT_PART(part) || g_mime_part_is_attachment(GMIME_PART(part))) return;
-    if (!g_mime_content_type_is_type(g_mime_object_get_content_type(part), "text", "html")) return;
     auto* text_part = GMIME_TEXT_PART(part);
-    char* text = g_mime_text_part_get_text(text_part);  // decoded, converted to UTF-8
-    const std::string html = text ? text : "";
-    g_free(text);
-    const std::string edited = (*e->edit)(html);
-    g_mime_text_part_set_text(text_part, edited.c_str());
-    auto* p = GMIME_PART(part);
-    g_mime_part_set_content_encoding(
-        p, g_mime_part_get_best_content_encoding(p, GMIME_ENCODING_CONSTRAINT_7BIT));
+    if (!g_mime_content_type_is_type(g_mime_object_get_content_type(part), "text", "html")) {
+        if (!is_utf8_label(g_mime_text_part_get_charset(text_part)))
+            detail::set_utf8_text(text_part, text_as_utf8(text_part));
+        return;
+    }
+    // Written as UTF-8: so says its own <meta charset>, whatever it said before.
+    const std::string edited = declare_utf8((*e->edit)(text_as_utf8(text_part)));
+    detail::set_utf8_text(text_part, edited);
     ++e->edited;
 }
 
@@ -138,6 +179,22 @@ std::optional<std::string> edit_html_parts(
     g_mime_message_foreach(msg.get(), edit_html, &e);
     if (e.edited == 0) return std::nullopt;
     return detail::write_to_string(GMIME_OBJECT(msg.get()), detail::crlf_options().get());
+}
+
+std::string add_fields(std::string_view raw, std::string_view first, std::string_view last) {
+    const auto block = header_block(raw);
+    // The header block without its empty line, and where the empty line begins.
+    std::size_t end = block.size();
+    if (block.ends_with("\r\n\r\n") || (block.size() == 2 && block == "\r\n"))
+        end -= 2;
+    else if (block.ends_with("\n\n") || block == "\n")
+        end -= 1;
+    std::string out;
+    out.reserve(raw.size() + first.size() + last.size() + 2);
+    out.append(first).append(raw.substr(0, end));
+    if (end > 0 && raw[end - 1] != '\n') out.append("\r\n");  // a last field without CRLF
+    out.append(last).append(raw.substr(end));
+    return out;
 }
 
 std::string edit_headers(std::string_view raw, const std::vector<std::string>& remove,

@@ -47,9 +47,17 @@ std::string_view header_block(std::string_view raw);
 std::string edit_headers(std::string_view raw, const std::vector<std::string>& remove,
                          const std::vector<std::pair<std::string, std::string>>& add);
 
-// Every inline text/html part (not an attachment) replaced by `edit(its text as UTF-8)`,
-// re-encoded as 7-bit safe (quoted-printable or base64) in UTF-8; the rest of the message
-// as GMime writes it back (headers as they were, other parts' content as it was encoded).
+// `raw` with `first` (whole fields, folded, CRLF) in front of its header block and `last`
+// at its end, before the empty line (at the end of `raw` when it has none); the rest byte
+// for byte.
+std::string add_fields(std::string_view raw, std::string_view first, std::string_view last);
+
+// Every inline text/html part (not an attachment) replaced by `edit(its text as UTF-8)`
+// (decoded, and converted from the charset it declares), written back labelled
+// charset=utf-8 and encoded 7-bit safe; every other inline text part of the message that
+// declares another charset converted to UTF-8 and labelled so too, so that no part of the
+// message says another charset. The rest as GMime writes it back (headers as they were,
+// other parts' content as it was encoded).
 // nullopt when the message has no such part (or does not parse): keep the original then.
 std::optional<std::string> edit_html_parts(
     std::string_view raw, const std::function<std::string(const std::string&)>& edit);

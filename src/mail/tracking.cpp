@@ -73,7 +73,48 @@ void walk(const GumboNode* node, const char* base, const Tracking& t, std::vecto
              body_end);
 }
 
+// The <meta> elements' charset declarations that are not utf-8 already, as edits.
+void charset_edits(const GumboNode* node, const char* base, std::vector<Edit>& edits) {
+    if (node->type != GUMBO_NODE_ELEMENT) return;
+    const GumboElement& el = node->v.element;
+    if (el.tag == GUMBO_TAG_META) {
+        const GumboAttribute* charset = gumbo_get_attribute(&el.attributes, "charset");
+        const GumboAttribute* equiv = gumbo_get_attribute(&el.attributes, "http-equiv");
+        const GumboAttribute* content = gumbo_get_attribute(&el.attributes, "content");
+        const GumboAttribute* edited = nullptr;
+        if (charset && !core::ascii_iequals(charset->value, "utf-8"))
+            edited = charset;
+        else if (equiv && content && core::ascii_iequals(equiv->value, "content-type") &&
+                 core::ascii_lower(content->value).find("charset=utf-8") == std::string::npos)
+            edited = content;
+        if (edited && edited->original_value.length > 0)
+            edits.push_back({static_cast<std::size_t>(edited->original_value.data - base),
+                             edited->original_value.length,
+                             edited == charset ? "\"utf-8\"" : "\"text/html; charset=utf-8\""});
+    }
+    for (unsigned i = 0; i < el.children.length; ++i)
+        charset_edits(static_cast<const GumboNode*>(el.children.data[i]), base, edits);
+}
+
+std::string apply(std::string source, std::vector<Edit>& edits) {
+    // From the back, so that earlier offsets stay right (no edit overlaps another).
+    std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.at > b.at; });
+    for (const auto& e : edits) source.replace(e.at, e.length, e.text);
+    return source;
+}
+
 }  // namespace
+
+std::string declare_utf8(std::string_view html) {
+    std::string source(html);
+    GumboOutput* out =
+        gumbo_parse_with_options(&kGumboDefaultOptions, source.c_str(), source.size());
+    std::vector<Edit> edits;
+    charset_edits(out->root, source.c_str(), edits);
+    gumbo_destroy_output(&kGumboDefaultOptions, out);
+    if (edits.empty()) return source;
+    return apply(std::move(source), edits);
+}
 
 std::string track_html(std::string_view html, const Tracking& t) {
     const std::string source(html);
@@ -89,12 +130,8 @@ std::string track_html(std::string_view html, const Tracking& t) {
                                 R"(" width="1" height="1" alt="" style="display:none">)";
         edits.push_back({body_end.value_or(source.size()), 0, img});
     }
-    // Apply from the back, so that earlier offsets stay right (the edits are of distinct
-    // attribute values and the body's end tag: none overlaps another).
-    std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.at > b.at; });
-    std::string result = source;
-    for (const auto& e : edits) result.replace(e.at, e.length, e.text);
-    return result;
+    // The edits are of distinct attribute values and the body's end tag.
+    return apply(source, edits);
 }
 
 }  // namespace posthorn::mail

@@ -20,4 +20,10 @@ struct Tracking {
 
 std::string track_html(std::string_view html, const Tracking& tracking);
 
+// The HTML with every charset it declares of itself made "utf-8": the value of each
+// <meta charset>, and the charset parameter of each <meta http-equiv="Content-Type">'s
+// content (HTML §4.2.5.4); the rest byte for byte. For HTML written out as UTF-8 after it
+// was read in another charset, so that the document does not contradict its MIME label.
+std::string declare_utf8(std::string_view html);
+
 }  // namespace posthorn::mail

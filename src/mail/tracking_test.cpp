@@ -70,5 +70,21 @@ TEST(TrackHtml, PixelAtTheEndWithoutBodyAndNothingWhenOff) {
     EXPECT_EQ(track_html(frag, Tracking{}), frag);
 }
 
+// HTML read in another charset and written as UTF-8 says so of itself; what says utf-8
+// already, and everything else, is kept byte for byte.
+TEST(DeclareUtf8, RewritesEveryCharsetDeclaration) {
+    EXPECT_EQ(declare_utf8("<html><head><meta charset=iso-8859-1><title>x</title></head>"
+                           "<body><p>caf\xC3\xA9</p></body></html>"),
+              "<html><head><meta charset=\"utf-8\"><title>x</title></head>"
+              "<body><p>caf\xC3\xA9</p></body></html>");
+    EXPECT_EQ(declare_utf8("<meta http-equiv=\"Content-Type\" content=\"text/html; "
+                           "charset=windows-1251\"><p>x</p>"),
+              "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=utf-8\"><p>x</p>");
+    for (const char* kept : {"<meta charset=\"UTF-8\"><p>x</p>", "<p>no head at all</p>",
+                             "<meta http-equiv=content-type content='text/html; charset=utf-8'>",
+                             "<meta name=\"viewport\" content=\"width=device-width\"><p>x</p>"})
+        EXPECT_EQ(declare_utf8(kept), kept);
+}
+
 }  // namespace
 }  // namespace posthorn::mail

@@ -408,6 +408,7 @@ class Session {
         } else if (tx_ok) {
             unstuff(raw);
             ReceivedMessage m{.helo = helo_,
+                              .esmtp = esmtp_,
                               .mail_from = mail_from_,
                               .rcpt_to = rcpts_,
                               .data = std::move(raw),
@@ -433,6 +434,7 @@ class Session {
             }
             if (in_tx_) reset_transaction();
             helo_ = std::string(arg);
+            esmtp_ = verb == "EHLO";
             hello_ = true;
             if (verb == "EHLO")
                 ehlo_reply(arg);
@@ -571,6 +573,7 @@ class Session {
     int bad_ = 0;
     bool gone_ = false;  // the last read failed (end of stream, error, idle): no more reads
     std::string helo_, mail_from_;
+    bool esmtp_ = true;  // the last greeting was EHLO
     std::vector<std::string> rcpts_;
 };
 

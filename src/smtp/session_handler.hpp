@@ -14,6 +14,7 @@ namespace posthorn::smtp {
 
 struct ReceivedMessage {
     std::string helo;
+    bool esmtp = true;                 // the client said EHLO (false: HELO), for Received
     std::string mail_from;             // reverse path without <> ("" for the null sender)
     std::vector<std::string> rcpt_to;  // accepted forward paths
     std::string data;                  // CRLF lines, dot-stuffing undone, without the final "."

@@ -1,7 +1,9 @@
 // libFuzzer target for the rewrite of an email's HTML for open and click tracking
 // (src/mail/tracking.cpp, gumbo): an API user's HTML, whatever it is. It must never crash,
 // the open pixel goes in once, and every link handed out for a tracked href is in the
-// output once (so that no rewrite lands inside another or is lost).
+// output once (so that no rewrite lands inside another or is lost). The same HTML through
+// declare_utf8 (the charset declarations of an edited part): it must never crash, and a
+// second pass finds nothing left to change.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -29,5 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (int i = 0; i < links; ++i)
         if (count("https://t.example/zqx/c/" + std::to_string(i) + "/") != 1) __builtin_trap();
     if (count("zqx") != 1 + links) __builtin_trap();
+    const auto declared = declare_utf8(out);
+    if (declare_utf8(declared) != declared) __builtin_trap();
     return 0;
 }

@@ -6,6 +6,7 @@ standardwebhooks npm package); the list's status and tag filters; and every list
 or parameter it does not know instead of ignoring it."""
 import email.message
 import json
+import re
 import smtplib
 import ssl
 import time
@@ -22,6 +23,11 @@ SENDER = "mail.example.com"
 GONE = "gone@sink.example.net"
 TAGS = [{"name": "campaign", "value": "spring-24"}, {"name": "tier_1", "value": "Gold"}]
 METADATA = {"order": {"id": 42, "items": ["a", "b"]}, "note": "caf\u00e9 \"quoted\"", "n": None}
+
+
+def without_feedback_id(raw: bytes) -> bytes:
+    """The message without its Feedback-ID field, the one place a tag (the first) goes."""
+    return re.sub(rb"\r\nFeedback-ID: [^\r]*", b"", raw)
 
 
 @pytest.fixture
@@ -88,7 +94,9 @@ def test_api_tags_and_metadata_are_kept_returned_and_in_every_event(world):
     assert item["id"] == em and item["tags"] == TAGS and item["metadata"] == METADATA
 
     (delivered,) = sink.wait_messages(1)
-    assert b"spring-24" not in delivered.data, "tags are ours, not the recipient's"
+    # The first tag is the campaign field of the Feedback-ID (issue 30); nowhere else.
+    assert b"\r\nFeedback-ID: campaign=spring-24:" in delivered.data, delivered.data
+    assert b"spring-24" not in without_feedback_id(delivered.data), "tags are ours"
     payloads = events_of(rcv, secret, em, 2)
     assert {p["type"] for p in payloads} == {"email.sent", "email.delivered"}
     for p in payloads:
@@ -205,7 +213,9 @@ def test_smtp_headers_become_tags_and_metadata_and_are_stripped(world):
 
     (delivered,) = sink.wait_messages(1)
     assert b"x-posthorn" not in delivered.data.lower(), delivered.data
-    assert b"spring-24" not in delivered.data and b"order" not in delivered.data
+    assert b"\r\nFeedback-ID: campaign=spring-24:" in delivered.data, delivered.data
+    rest = without_feedback_id(delivered.data)
+    assert b"spring-24" not in rest and b"order" not in rest
     assert b"X-Other: kept" in delivered.data, "other headers stay"
     assert b"x-posthorn" not in ph.stored_message(item["id"]).lower()
     for p in events_of(rcv, secret, item["id"], 2):

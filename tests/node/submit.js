@@ -1,9 +1,14 @@
 // Sends one message through posthorn's submission port with nodemailer (STARTTLS, AUTH
 // PLAIN with the API key as user and password). Prints the server's answer as JSON.
-// usage: node submit.js PORT KEY FROM TO SUBJECT
+// usage: node submit.js PORT KEY FROM TO SUBJECT [CONTENT]
+// CONTENT, optional, is JSON: {"text", "html", "headers"} (each optional), in place of the
+// default text and X-Track-Opens header.
 const nodemailer = require("nodemailer");
 
-const [port, key, from, to, subject] = process.argv.slice(2);
+const [port, key, from, to, subject, content] = process.argv.slice(2);
+const body = content
+  ? JSON.parse(content)
+  : { text: "sent by nodemailer", headers: { "X-Track-Opens": "true" } };
 const transport = nodemailer.createTransport({
   host: "127.0.0.1",
   port: Number(port),
@@ -13,7 +18,7 @@ const transport = nodemailer.createTransport({
   auth: { user: key, pass: key },
 });
 transport
-  .sendMail({ from, to, subject, text: "sent by nodemailer", headers: { "X-Track-Opens": "true" } })
+  .sendMail({ from, to, subject, ...body })
   .then((info) => {
     console.log(JSON.stringify({ ok: true, response: info.response, messageId: info.messageId }));
   })
