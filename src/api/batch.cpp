@@ -17,7 +17,6 @@
 
 namespace posthorn::api {
 
-namespace json = boost::json;
 using detail::Context;
 
 namespace {
@@ -59,12 +58,12 @@ http::Response atomic_refusal(const std::vector<Step>& steps) {
         res.headers.emplace_back("Retry-After", std::to_string(std::max(retry_after, 1)));
         return res;
     }
-    std::string body = "{\"code\":\"BATCH_REJECTED\",\"message\":";
+    std::string body = R"({"code":"BATCH_REJECTED","message":)";
     core::append_json_string(body, std::to_string(refused) + " of the " +
                                        std::to_string(steps.size()) +
                                        " emails were refused (errors); with atomic=true none "
                                        "was stored");
-    body += ",\"status\":422,\"errors\":[";
+    body += R"(,"status":422,"errors":[)";
     bool first = true;
     for (std::size_t i = 0; i < steps.size(); ++i) {
         const auto* res = std::get_if<http::Response>(&steps[i]);

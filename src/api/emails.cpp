@@ -167,7 +167,8 @@ asio::awaitable<std::variant<PreparedEmail, http::Response>> prepare_send(
     if (auto* e = std::get_if<http::Response>(&parsed)) co_return R(std::move(*e));
     auto req = std::get<SendRequest>(std::move(parsed));
 
-    QueueRequest q{.account_id = key.account_id,
+    auto account_id = key.account_id;
+    QueueRequest q{.account_id = std::move(account_id),
                    .key = std::move(key),
                    .from = req.message.from,
                    .to = req.message.to,
