@@ -125,56 +125,109 @@ http::Response replay(const store::StoredResponse& r) {
     return http::Response{.status = static_cast<unsigned>(r.status), .body = r.body};
 }
 
+http::Response refusal(const Refused& refused) {
+    auto res = http::error_response(refused.status, refused.code, refused.message);
+    if (refused.retry_after_s > 0)
+        res.headers.emplace_back("Retry-After", std::to_string(refused.retry_after_s));
+    return res;
+}
+
 }  // namespace
 
-// POST /v1/emails, checked and queued.
-asio::awaitable<http::Response> checked_send(Context ctx) {
-    auto& emails = ctx.deps.emails;
-    const auto& limits = ctx.deps.sending;
+std::variant<std::optional<std::string>, http::Response> idempotency_header(
+    const http::Request& req) {
+    const auto h = req.header("idempotency-key");
+    if (!h) return std::optional<std::string>{};
+    if (h->empty() || h->size() > kMaxIdempotencyKeyBytes)
+        return detail::validation_error("the Idempotency-Key header must be 1 to " +
+                                        std::to_string(kMaxIdempotencyKeyBytes) + " bytes");
+    return std::optional<std::string>(std::string(*h));
+}
+
+asio::awaitable<std::variant<PreparedEmail, http::Response>> prepare_send(
+    const Deps& deps, store::ApiKey key, json::value body, std::optional<std::string> default_key,
+    std::string client_ip) {
+    using R = std::variant<PreparedEmail, http::Response>;
+    const auto& limits = deps.sending;
 
     // An idempotent replay answers before anything else is looked at or counted.
-    auto key = idempotency_key_of(ctx.body);
-    if (auto* e = std::get_if<http::Response>(&key)) co_return std::move(*e);
-    if (const auto& k = std::get<0>(key)) {
-        auto account = ctx.account_id;
-        auto seen =
-            co_await emails.find_idempotent(std::move(account), *k, ctx.deps.clock.now_ms());
-        if (!seen) co_return detail::internal_error("read the idempotency key", seen.error());
-        if (*seen) co_return replay(**seen);
+    auto given = idempotency_key_of(body);
+    if (auto* e = std::get_if<http::Response>(&given)) co_return R(std::move(*e));
+    auto idempotency_key = std::get<0>(std::move(given));
+    if (!idempotency_key) idempotency_key = std::move(default_key);
+    if (idempotency_key) {
+        auto account = key.account_id;
+        auto k = *idempotency_key;
+        auto seen = co_await deps.emails.find_idempotent(std::move(account), std::move(k),
+                                                         deps.clock.now_ms());
+        if (!seen) co_return R(detail::internal_error("read the idempotency key", seen.error()));
+        if (*seen) co_return R(replay(**seen));
     }
 
-    auto parsed =
-        parse_send_request(ctx.body, {.max_recipients = limits.max_recipients,
-                                      .max_attachment_bytes = limits.max_attachment_bytes});
-    if (auto* e = std::get_if<http::Response>(&parsed)) co_return std::move(*e);
+    auto parsed = parse_send_request(body, {.max_recipients = limits.max_recipients,
+                                            .max_attachment_bytes = limits.max_attachment_bytes});
+    if (auto* e = std::get_if<http::Response>(&parsed)) co_return R(std::move(*e));
     // A send that names a template: its subject, html and text rendered from it.
     auto unfilled = std::get<SendRequest>(std::move(parsed));
-    auto account = ctx.account_id;
-    auto filled = co_await apply_template(ctx.deps, std::move(account), std::move(unfilled));
-    if (auto* e = std::get_if<http::Response>(&filled)) co_return std::move(*e);
+    auto template_account = key.account_id;
+    auto filled = co_await apply_template(deps, std::move(template_account), std::move(unfilled));
+    if (auto* e = std::get_if<http::Response>(&filled)) co_return R(std::move(*e));
     auto req = std::get<SendRequest>(std::move(filled));
 
-    QueueRequest q{.account_id = ctx.account_id,
-                   .key = ctx.key,
+    auto account_id = key.account_id;
+    QueueRequest q{.account_id = std::move(account_id),
+                   .key = std::move(key),
                    .from = req.message.from,
                    .to = req.message.to,
                    .cc = req.message.cc,
                    .bcc = std::move(req.bcc),
                    .subject = req.message.subject,
-                   .idempotency_key = std::move(req.idempotency_key),
+                   .idempotency_key = std::move(idempotency_key),
                    .track_opens = req.track_opens,
                    .track_clicks = req.track_clicks,
                    .tags = std::move(req.labels.tags),
                    .metadata_json = std::move(req.labels.metadata_json)};
-    q.origin.client_ip = ctx.req.remote_ip;  // the API's protocol: queue_email's default
+    q.origin.client_ip = std::move(client_ip);  // the API's protocol: queue_email's default
     q.message = std::move(req.message);
-    auto outcome = co_await queue_email(ctx.deps, std::move(q));
-    if (auto* refused = std::get_if<Refused>(&outcome)) {
-        auto res = http::error_response(refused->status, refused->code, refused->message);
-        if (refused->retry_after_s > 0)
-            res.headers.emplace_back("Retry-After", std::to_string(refused->retry_after_s));
-        co_return res;
+    auto prepared = co_await prepare_email(deps, std::move(q));
+    if (auto* refused = std::get_if<Refused>(&prepared)) co_return R(refusal(*refused));
+    co_return R(std::get<PreparedEmail>(std::move(prepared)));
+}
+
+void log_refused_answer(std::string_view account_id, std::string_view client_ip,
+                        const http::Response& res) {
+    // The error body of DESIGN §4: {"code", "message", "status"}.
+    error_code ec;
+    const auto v = json::parse(res.body, ec);
+    const auto* o = ec ? nullptr : v.if_object();
+    auto text = [o](const char* key) {
+        const auto* s = o ? o->if_contains(key) : nullptr;
+        return s && s->is_string() ? std::string(s->get_string()) : std::string();
+    };
+    log_refused_send("api", account_id, client_ip, text("code"), text("message"));
+}
+
+// POST /v1/emails, checked and queued.
+asio::awaitable<http::Response> checked_send(Context ctx) {
+    // The Idempotency-Key header, or the body's idempotencyKey; both: the same key.
+    auto header = idempotency_header(ctx.req);
+    if (auto* e = std::get_if<http::Response>(&header)) co_return std::move(*e);
+    auto header_key = std::get<0>(std::move(header));
+    if (header_key) {
+        auto given = idempotency_key_of(ctx.body);
+        if (auto* e = std::get_if<http::Response>(&given)) co_return std::move(*e);
+        if (const auto& k = std::get<0>(given); k && *k != *header_key)
+            co_return detail::validation_error(
+                "the Idempotency-Key header and idempotencyKey differ; give one of them, or "
+                "the same key in both");
     }
+    auto client_ip = ctx.req.remote_ip;
+    auto prepared = co_await prepare_send(ctx.deps, std::move(ctx.key), std::move(ctx.body),
+                                          std::move(header_key), std::move(client_ip));
+    if (auto* res = std::get_if<http::Response>(&prepared)) co_return std::move(*res);
+    auto p = std::get<PreparedEmail>(std::move(prepared));
+    auto outcome = co_await store_email(ctx.deps, std::move(p));
+    if (auto* refused = std::get_if<Refused>(&outcome)) co_return refusal(*refused);
     const auto& queued = std::get<Queued>(outcome);
     co_return http::Response{.status = queued.status, .body = queued.body};
 }
@@ -183,17 +236,7 @@ asio::awaitable<http::Response> send_email(Context ctx) {
     auto account = ctx.account_id;
     auto ip = ctx.req.remote_ip;
     auto res = co_await checked_send(std::move(ctx));
-    if (res.status >= 400) {
-        // The error body of DESIGN §4: {"code", "message", "status"}.
-        error_code ec;
-        const auto v = json::parse(res.body, ec);
-        const auto* o = ec ? nullptr : v.if_object();
-        auto text = [o](const char* key) {
-            const auto* s = o ? o->if_contains(key) : nullptr;
-            return s && s->is_string() ? std::string(s->get_string()) : std::string();
-        };
-        log_refused_send("api", account, ip, text("code"), text("message"));
-    }
+    if (res.status >= 400) log_refused_answer(account, ip, res);
     co_return res;
 }
 

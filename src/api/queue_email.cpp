@@ -76,16 +76,15 @@ metrics::Counter accepted_total(
     "Emails accepted into the queue (stored durably), by the door they came in by.",
     metrics::one_label("door", {"api", "smtp"}));
 
-// A slot of the send rate that goes back unless the email is stored.
-struct Slot {
-    RateLimiter& limiter;
-    std::string account;
-    UnixMs at;
-    bool keep = false;
-    ~Slot() {
-        if (!keep) limiter.release(account, at);
-    }
-};
+// The answer of an email whose idempotency key another request (or an earlier email of the
+// same batch) holds: that request's stored answer.
+Queued replayed(const store::StoredResponse& r) {
+    auto old = json::parse(r.body);
+    std::string old_id = old.is_object() && old.as_object().contains("id")
+                             ? std::string(old.as_object().at("id").as_string())
+                             : std::string();
+    return Queued{std::move(old_id), static_cast<unsigned>(r.status), r.body, true};
+}
 
 // The SenderId of every Feedback-ID posthorn writes: Gmail wants 5 to 15 characters, the
 // same across the mail stream.
@@ -127,8 +126,9 @@ asio::awaitable<Result<std::string>> key_domain_refusal(const Deps& deps, store:
     co_return "this key may only send from " + bound + ", not from " + from_domain;
 }
 
-asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req) {
-    using R = std::variant<Queued, Refused>;
+asio::awaitable<std::variant<PreparedEmail, Refused>> prepare_email(const Deps& deps,
+                                                                    QueueRequest req) {
+    using R = std::variant<PreparedEmail, Refused>;
     const auto from_domain = req.from.domain;
     // Test mode (domain/test_mode.hpp): a test key sends from the sandbox sender without a
     // domain (the email has none); its mail is settled at once and never delivered.
@@ -177,9 +177,9 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
                                 " emails per minute; retry after " +
                                 std::to_string((*denied)->retry_after_s) + " s",
                             (*denied)->retry_after_s});
-    Slot slot{deps.rate_limiter, req.account_id, now};
-
-    store::NewEmail n;
+    PreparedEmail prepared{.source = req.source,
+                           .slot = RateSlot(deps.rate_limiter, req.account_id, now)};
+    auto& n = prepared.email;
     auto& e = n.email;
     e.id = new_id("em_", now);
     e.account_id = req.account_id;
@@ -298,23 +298,54 @@ asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, Que
         core::append_json_string(body, value);
     }
     body += '}';
-    n.response = {.status = 200, .body = body};
+    n.response = {.status = 200, .body = std::move(body)};
     n.idempotency_key = req.idempotency_key;
     n.idempotency_expires_at = now + kIdempotencyTtlMs;
-    const auto id = e.id;
-    auto stored = co_await deps.emails.create_email(std::move(n));
+    co_return R(std::move(prepared));
+}
+
+asio::awaitable<std::variant<Queued, Refused>> store_email(const Deps& deps, PreparedEmail p) {
+    using R = std::variant<Queued, Refused>;
+    auto id = p.email.email.id;
+    auto body = p.email.response.body;
+    auto stored = co_await deps.emails.create_email(std::move(p.email));
     if (!stored) co_return R(store_failed("queue the email", stored.error()));
-    if (*stored) {  // another request with the key won the race
-        const auto& r = **stored;
-        auto old = json::parse(r.body);
-        std::string old_id = old.is_object() && old.as_object().contains("id")
-                                 ? std::string(old.as_object().at("id").as_string())
-                                 : std::string();
-        co_return R(Queued{std::move(old_id), static_cast<unsigned>(r.status), r.body, true});
+    if (*stored) co_return R(replayed(**stored));  // another request with the key won the race
+    p.slot.keep();
+    accepted_total.inc(p.source == "smtp" ? 1 : 0);
+    co_return R(Queued{std::move(id), 200, std::move(body), false});
+}
+
+asio::awaitable<std::variant<std::vector<Queued>, Refused>> store_emails(
+    const Deps& deps, std::vector<PreparedEmail> emails) {
+    using R = std::variant<std::vector<Queued>, Refused>;
+    std::vector<store::NewEmail> news;
+    std::vector<Queued> out;
+    news.reserve(emails.size());
+    out.reserve(emails.size());
+    for (auto& p : emails) {
+        out.push_back(Queued{.id = p.email.email.id, .body = p.email.response.body});
+        news.push_back(std::move(p.email));
     }
-    slot.keep = true;
-    accepted_total.inc(req.source == "smtp" ? 1 : 0);
-    co_return R(Queued{id, 200, std::move(body), false});
+    auto stored = co_await deps.emails.create_emails(std::move(news));
+    if (!stored) co_return R(store_failed("queue the emails", stored.error()));
+    for (std::size_t i = 0; i < emails.size(); ++i) {
+        if (const auto& seen = (*stored)[i]) {
+            out[i] = replayed(*seen);  // its slot goes back with `emails`
+            continue;
+        }
+        emails[i].slot.keep();
+        accepted_total.inc(emails[i].source == "smtp" ? 1 : 0);
+    }
+    co_return R(std::move(out));
+}
+
+asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req) {
+    using R = std::variant<Queued, Refused>;
+    auto prepared = co_await prepare_email(deps, std::move(req));
+    if (auto* refused = std::get_if<Refused>(&prepared)) co_return R(std::move(*refused));
+    auto p = std::get<PreparedEmail>(std::move(prepared));
+    co_return co_await store_email(deps, std::move(p));
 }
 
 void log_refused_send(std::string_view door, std::string_view account_id,

@@ -2,11 +2,13 @@
 // check the sender's domain (VERIFIED, sending on), take a slot of the send rate, build the
 // message if needed, put its Received and Feedback-ID fields on it (docs/sending.md, "The
 // headers posthorn adds"), and store the email, its envelope, recipients and idempotency
-// key in one durable transaction (the queue). Used by POST /v1/emails and SMTP submission.
+// key in one durable transaction (the queue). Used by POST /v1/emails, POST /v1/emails/batch
+// (which prepares each email, then stores them all in one transaction) and SMTP submission.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -62,6 +64,62 @@ struct Refused {
     int retry_after_s = 0;
 };
 
+// A slot of the send rate (RateLimiter::reserve), given back when it is destroyed unless
+// keep() was called: an email refused or replayed counts nothing. Move-only.
+class RateSlot {
+  public:
+    RateSlot() = default;
+    RateSlot(RateLimiter& limiter, std::string account_id, UnixMs at)
+        : limiter_(&limiter), account_id_(std::move(account_id)), at_(at) {}
+    RateSlot(RateSlot&& o) noexcept
+        : limiter_(std::exchange(o.limiter_, nullptr)),
+          account_id_(std::move(o.account_id_)),
+          at_(o.at_) {}
+    RateSlot& operator=(RateSlot&& o) noexcept {
+        if (this != &o) {
+            give_back();
+            limiter_ = std::exchange(o.limiter_, nullptr);
+            account_id_ = std::move(o.account_id_);
+            at_ = o.at_;
+        }
+        return *this;
+    }
+    RateSlot(const RateSlot&) = delete;
+    RateSlot& operator=(const RateSlot&) = delete;
+    ~RateSlot() { give_back(); }
+    void keep() { limiter_ = nullptr; }
+
+  private:
+    void give_back() {
+        if (limiter_) limiter_->release(account_id_, at_);
+        limiter_ = nullptr;
+    }
+    RateLimiter* limiter_ = nullptr;
+    std::string account_id_;
+    UnixMs at_ = 0;
+};
+
+// An email checked (domain, key, send rate) and built, ready to be stored: alone
+// (store_email) or with others in one transaction (store_emails). Its slot of the send
+// rate goes back unless it is stored.
+struct PreparedEmail {
+    store::NewEmail email;
+    std::string source;
+    RateSlot slot;
+};
+
+// The checks and the build of queue_email, without the store.
+asio::awaitable<std::variant<PreparedEmail, Refused>> prepare_email(const Deps& deps,
+                                                                    QueueRequest req);
+// Stores one prepared email (queue_email's last step).
+asio::awaitable<std::variant<Queued, Refused>> store_email(const Deps& deps, PreparedEmail p);
+// Stores them all in one transaction (EmailStore::create_emails): each is Queued (a replay
+// when its idempotency key was held), in their order; or, when the store fails, none is
+// stored and the answer is the Refused (503 or 500) of them all.
+asio::awaitable<std::variant<std::vector<Queued>, Refused>> store_emails(
+    const Deps& deps, std::vector<PreparedEmail> emails);
+
+// prepare_email, then store_email.
 asio::awaitable<std::variant<Queued, Refused>> queue_email(const Deps& deps, QueueRequest req);
 
 // The refusal of a key tied to a domain that tries to send from `from_domain`, naming the

@@ -19,7 +19,7 @@ namespace {
 constexpr std::size_t kMaxSubjectChars = 255;
 constexpr std::size_t kMaxFilenameBytes = 255;   // what file systems take
 constexpr std::size_t kMaxContentIdBytes = 250;  // Content-ID: <cid> on one line
-constexpr std::size_t kMaxIdempotencyKey = 256;
+constexpr std::size_t kMaxIdempotencyKey = kMaxIdempotencyKeyBytes;
 constexpr std::size_t kMaxTemplateRef = 200;  // a tpl_ id, or a name (at most 100 characters)
 
 http::Response validation(std::string_view message) {

@@ -18,6 +18,9 @@
 
 namespace posthorn::api {
 
+// An idempotency key (idempotencyKey, the Idempotency-Key header): 1 to this many bytes.
+inline constexpr std::size_t kMaxIdempotencyKeyBytes = 256;
+
 struct SendLimits {
     int max_recipients = 10000;
     std::int64_t max_attachment_bytes = 26214400;

@@ -116,6 +116,10 @@ struct V1::Impl {
         add("POST", "/v1/domains/{identifier}/verify", &verify_domain, kDomains);
         add("POST", "/v1/domains/{identifier}/dkim/rotate", &rotate_dkim, kDomains);
         add("POST", "/v1/emails", &send_email, {.need = KeyNeed::send}, deps.send_body_limit);
+        // A batch's body may be as large as one send's (its emails share that limit), and hold
+        // the recipients of kMaxBatchEmails sends.
+        add("POST", "/v1/emails/batch", &send_batch, {.need = KeyNeed::send}, deps.send_body_limit,
+            kMaxBatchEmails);
         add("GET", "/v1/emails/envelope", &list_envelopes, kList);
         add("GET", "/v1/emails/inbound", &list_inbound, kInbound);
         add("GET", "/v1/emails/inbound/{id}", &get_inbound, kInbound);
@@ -155,10 +159,10 @@ struct V1::Impl {
     }
 
     void add(std::string method, std::string_view pattern, RouteFn fn, Access access = {},
-             std::size_t body_limit = kSmallBodyLimit) {
+             std::size_t body_limit = kSmallBodyLimit, std::size_t sends = 1) {
         const auto id = router.add(std::move(method), pattern);
         if (routes.size() <= id) routes.resize(id + 1);
-        routes[id] = Route{fn, body_limit, access};
+        routes[id] = Route{fn, body_limit, access, sends};
     }
 
     // The largest body the route of `req` takes (a path that is no route: the small one,
@@ -194,6 +198,7 @@ struct V1::Impl {
         RouteFn fn = nullptr;
         std::size_t body_limit = kSmallBodyLimit;
         Access access;
+        std::size_t sends = 1;  // the sends its body may hold (JSON bounds scale with them)
     };
     Deps deps;
     std::string public_host;  // of public_url, with its port if it names one
@@ -237,15 +242,17 @@ asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, store::Api
         memory = boost::json::make_shared_resource<boost::json::monotonic_resource>(
             req.body.size() + 1024);
     boost::json::value body(memory);
+    auto m = router.match(req.method, req.path);
     if (!req.body.empty()) {
         auto ct = req.header("content-type");
         if (!ct || !is_json_media_type(*ct))
             co_return http::error_response(
                 400, "INVALID_JSON", "request body must be JSON (Content-Type: application/json)");
-        // An email may name max_recipients addresses; anything else in a body is a few
-        // hundred values at most.
+        // An email may name max_recipients addresses (a batch's emails as many each);
+        // anything else in a body is a few hundred values at most.
+        const std::size_t sends = m.route ? routes[*m.route].sends : 1;
         const detail::JsonLimits limits{
-            .max_values = 100'000 + static_cast<std::size_t>(deps.sending.max_recipients)};
+            .max_values = 100'000 + sends * static_cast<std::size_t>(deps.sending.max_recipients)};
         std::optional<std::string> too_complex;
         error_code ec;
         auto parse = [&] {
@@ -264,7 +271,6 @@ asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, store::Api
             co_return http::error_response(400, "INVALID_JSON",
                                            "request body is not valid JSON: " + ec.message());
     }
-    auto m = router.match(req.method, req.path);
     if (!m.route) {
         if (m.path_known) {
             auto res = http::error_response(405, "METHOD_NOT_ALLOWED",

@@ -71,7 +71,7 @@ struct Deps {
     std::string tracking_secret;                       // signs tracking tokens
     bool allow_private_webhooks = false;               // webhooks.allow_private_targets
     RateLimiter& rate_limiter;
-    std::size_t send_body_limit = 37'049'688;  // POST /v1/emails (Config::http_body_limit)
+    std::size_t send_body_limit = 37'049'688;  // POST /v1/emails(/batch): Config::http_body_limit
     AuthThrottle* auth_throttle = nullptr;     // SMTP AUTH failures; none: not throttled
 };
 
@@ -81,8 +81,8 @@ class V1 {
     ~V1();
     // The server's admission check (http::Admit): the key of a /v1 request, before its
     // body is read (the key goes to handle() in req.principal), and the route's body
-    // limit: Deps::send_body_limit for POST /v1/emails, 2 MiB for the templates' create,
-    // update and render, 64 KiB for every other route.
+    // limit: Deps::send_body_limit for POST /v1/emails and /v1/emails/batch, 2 MiB for the
+    // templates' create, update and render, 64 KiB for every other route.
     asio::awaitable<http::Admission> admit(http::Request& req);
     asio::awaitable<http::Response> handle(http::Request req);
 

@@ -135,6 +135,13 @@ class EmailStore {
     // back with its recipients in that transaction, handed to it, and what it answers written
     // as change_email writes it (statuses, events, suppressions); delivery is not woken.
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) = 0;
+    // Several emails, each as create_email stores one, in one durable transaction: all of
+    // them are written (or replayed by their idempotency keys), or, when the transaction
+    // fails, none. The answers follow the order of `emails`: nullopt for one written, the
+    // stored response for one replayed (a key held already, or by an earlier email of the
+    // same call). POST /v1/emails/batch.
+    virtual asio::awaitable<Result<std::vector<std::optional<StoredResponse>>>> create_emails(
+        std::vector<NewEmail> emails) = 0;
     virtual asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(
         std::string account_id, std::string key, UnixMs now) = 0;
     // Reads the email (with all its recipients when `with_recipients`), hands it to

@@ -131,6 +131,10 @@ def test_answers_match_the_document(posthorn_factory, dns):
          body={"from": "a@second.example.com", "to": "u@example.net", "subject": "x",
                "text": "x"}, expect=403)
     call("POST", "/v1/emails", key=key, body={"from": f"a@{SENDER}"}, expect=400)
+    good = {"from": f"a@{SENDER}", "to": "u@example.net", "subject": "b", "text": "b"}
+    call("POST", "/v1/emails/batch", key=key, body=[good, {"from": f"a@{SENDER}"}], expect=200)
+    call("POST", "/v1/emails/batch?atomic=true", key=key, body=[good, {"to": "x"}], expect=422)
+    call("POST", "/v1/emails/batch", key=key, body=[], expect=400)
     call("GET", f"/v1/emails/{sent['id']}", key=key, expect=200)
     call("GET", f"/v1/emails/{sent['id']}", key=other, expect=404)
     call("GET", "/v1/email?limit=5", key=key, expect=200)

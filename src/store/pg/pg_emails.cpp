@@ -346,29 +346,36 @@ Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& 
 using detail::email_where;
 using detail::write_change;
 
+namespace {
+
+// One email of create_email or create_emails, in the writer's open transaction (one that
+// waits for delivery NOTIFYs the queue's channel with the commit).
+Result<std::optional<StoredResponse>> store_new_email(Conn& c, Batch& b, const NewEmail& n) {
+    if (n.idempotency_key) {
+        auto held = take_key(c, n);
+        if (!held) return held.error();
+        if (*held) return held;  // replayed: nothing written
+    }
+    if (auto r = insert_email(c, n); !r) return r.error();
+    if (!n.settle) {
+        b.notify(detail::kQueueChannel);
+        return std::optional<StoredResponse>{};
+    }
+    // Decided at once (NewEmail::settle), in this transaction: nothing to deliver.
+    auto e = email_where(c, "e.id = $1 AND e.account_id = $2",
+                         Params().add(n.email.id).add(n.email.account_id), true);
+    if (!e) return e.error();
+    if (const auto change = n.settle(*e))
+        if (auto w = write_change(c, b, *e, *change); !w) return w.error();
+    return std::optional<StoredResponse>{};
+}
+
+}  // namespace
+
 asio::awaitable<Result<std::optional<StoredResponse>>> PgStore::create_email(NewEmail n) {
     // Held by pointer: the job is moved on its way to the writer, the email not.
     auto email = std::make_shared<const NewEmail>(std::move(n));
-    auto job = [p = email](Conn& c, Batch& b) -> Result<std::optional<StoredResponse>> {
-        const NewEmail& n = *p;
-        if (n.idempotency_key) {
-            auto held = take_key(c, n);
-            if (!held) return held.error();
-            if (*held) return held;  // replayed: nothing written
-        }
-        if (auto r = insert_email(c, n); !r) return r.error();
-        if (!n.settle) {
-            b.notify(detail::kQueueChannel);
-            return std::optional<StoredResponse>{};
-        }
-        // Decided at once (NewEmail::settle), in this transaction: nothing to deliver.
-        auto e = email_where(c, "e.id = $1 AND e.account_id = $2",
-                             Params().add(n.email.id).add(n.email.account_id), true);
-        if (!e) return e.error();
-        if (const auto change = n.settle(*e))
-            if (auto w = write_change(c, b, *e, *change); !w) return w.error();
-        return std::optional<StoredResponse>{};
-    };
+    auto job = [p = email](Conn& c, Batch& b) { return store_new_email(c, b, *p); };
     // A named job, not a lambda temporary, inside co_await (docs/architecture.md).
     auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job));
     if (r && !*r) {
@@ -377,6 +384,34 @@ asio::awaitable<Result<std::optional<StoredResponse>>> PgStore::create_email(New
         else
             impl_->queued();
     }
+    co_return r;
+}
+
+asio::awaitable<Result<std::vector<std::optional<StoredResponse>>>> PgStore::create_emails(
+    std::vector<NewEmail> emails) {
+    using Answers = std::vector<std::optional<StoredResponse>>;
+    auto held = std::make_shared<const std::vector<NewEmail>>(std::move(emails));
+    // One job: the writer runs a failing job in a savepoint of its own, so that either all
+    // of them are written or, when one fails, none.
+    auto job = [held](Conn& c, Batch& b) -> Result<Answers> {
+        Answers out;
+        out.reserve(held->size());
+        for (const auto& n : *held) {
+            auto r = store_new_email(c, b, n);
+            if (!r) return r.error();
+            out.push_back(std::move(*r));
+        }
+        return out;
+    };
+    auto r = co_await impl_->writer.write<Answers>(std::move(job));
+    if (!r) co_return r;
+    bool queued = false, settled = false;
+    for (std::size_t i = 0; i < held->size(); ++i) {
+        if ((*r)[i]) continue;  // replayed: nothing written
+        ((*held)[i].settle ? settled : queued) = true;
+    }
+    if (settled) impl_->events_written();
+    if (queued) impl_->queued();
     co_return r;
 }
 

@@ -98,6 +98,8 @@ class PgStore final : public Store {
         domain::DomainStatus status, UnixMs made_before, int limit) override;
 
     asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) override;
+    asio::awaitable<Result<std::vector<std::optional<StoredResponse>>>> create_emails(
+        std::vector<NewEmail> emails) override;
     asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(std::string account_id,
                                                                            std::string key,
                                                                            UnixMs now) override;

@@ -346,50 +346,93 @@ bool by_index(const SearchQuery& q, bool indexed) {
 
 }  // namespace
 
+namespace {
+
+// One email of create_email or create_emails, in the writer's open transaction: the check of
+// its key and the insert share it, so of ten requests with one key exactly one inserts and
+// nine replay its answer.
+Result<std::optional<StoredResponse>> store_new_email(Db& db, const NewEmail& n) {
+    if (n.idempotency_key) {
+        auto del = db.prepare(
+            "DELETE FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND "
+            "expires_at <= ?3");
+        if (!del) return del.error();
+        auto dr = del->bind(1, n.email.account_id)
+                      .bind(2, *n.idempotency_key)
+                      .bind(3, n.email.created_at)
+                      .run();
+        if (!dr) return dr.error();
+        auto seen = idempotent(db, n.email.account_id, *n.idempotency_key, n.email.created_at);
+        if (!seen) return seen.error();
+        if (*seen) return seen;
+    }
+    if (auto r = insert_email(db, n); !r) return r.error();
+    if (n.settle) {  // decided at once (NewEmail::settle), in this transaction
+        auto e = detail::email_where(db, "e.account_id = ?1 AND e.id = ?2", n.email.account_id,
+                                     n.email.id, true);
+        if (!e) return e.error();
+        if (const auto change = n.settle(*e))
+            if (auto w = detail::write_change(db, *e, *change); !w) return w.error();
+    }
+    return std::optional<StoredResponse>{};
+}
+
+}  // namespace
+
+// What follows a stored (not replayed) email's commit: its message kept in memory for
+// delivery and delivery woken, or, settled at once, its events routed.
+void SqliteStore::after_stored(const std::shared_ptr<const NewEmail>& email) {
+    if (email->settle) {
+        impl_->events_written();  // settled: nothing to deliver, its events to route
+    } else {
+        impl_->recent_messages.put(email->email.account_id, email->email.id, email, &email->raw);
+    }
+}
+
 asio::awaitable<Result<std::optional<StoredResponse>>> SqliteStore::create_email(NewEmail n) {
     // Held by pointer: the job is moved many times on its way to the writer, the email not;
     // and once stored its message stays in memory for delivery (detail/recent_messages.hpp).
     auto email = std::make_shared<const NewEmail>(std::move(n));
-    auto job = [p = email](Db& db) -> Result<std::optional<StoredResponse>> {
-        // The check and the insert share the writer's transaction, so of ten requests
-        // with one key, exactly one inserts and nine replay its answer.
-        const NewEmail& n = *p;
-        if (n.idempotency_key) {
-            auto del = db.prepare(
-                "DELETE FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND "
-                "expires_at <= ?3");
-            if (!del) return del.error();
-            auto dr = del->bind(1, n.email.account_id)
-                          .bind(2, *n.idempotency_key)
-                          .bind(3, n.email.created_at)
-                          .run();
-            if (!dr) return dr.error();
-            auto seen = idempotent(db, n.email.account_id, *n.idempotency_key, n.email.created_at);
-            if (!seen) return seen.error();
-            if (*seen) return seen;
-        }
-        if (auto r = insert_email(db, n); !r) return r.error();
-        if (n.settle) {  // decided at once (NewEmail::settle), in this transaction
-            auto e = detail::email_where(db, "e.account_id = ?1 AND e.id = ?2", n.email.account_id,
-                                         n.email.id, true);
-            if (!e) return e.error();
-            if (const auto change = n.settle(*e))
-                if (auto w = detail::write_change(db, *e, *change); !w) return w.error();
-        }
-        return std::optional<StoredResponse>{};
-    };
+    auto job = [p = email](Db& db) { return store_new_email(db, *p); };
     // A named job, not a lambda temporary, inside co_await (docs/architecture.md).
     auto r = co_await impl_->writer.write<std::optional<StoredResponse>>(std::move(job));
     if (r && !*r) {
-        if (email->settle) {
-            impl_->events_written();  // settled: nothing to deliver, its events to route
-        } else {
-            impl_->recent_messages.put(email->email.account_id, email->email.id, email,
-                                       &email->raw);
-            if (impl_->queue_listener) impl_->queue_listener();
-        }
+        after_stored(email);
+        if (!email->settle && impl_->queue_listener) impl_->queue_listener();
         if (impl_->search_index) impl_->search_index->poke();
     }
+    co_return r;
+}
+
+asio::awaitable<Result<std::vector<std::optional<StoredResponse>>>> SqliteStore::create_emails(
+    std::vector<NewEmail> emails) {
+    using Answers = std::vector<std::optional<StoredResponse>>;
+    std::vector<std::shared_ptr<const NewEmail>> held;
+    held.reserve(emails.size());
+    for (auto& n : emails) held.push_back(std::make_shared<const NewEmail>(std::move(n)));
+    // One job: the writer runs a failing job in a savepoint of its own, so that either all
+    // of them are written or, when one fails, none.
+    auto job = [held](Db& db) -> Result<Answers> {
+        Answers out;
+        out.reserve(held.size());
+        for (const auto& p : held) {
+            auto r = store_new_email(db, *p);
+            if (!r) return r.error();
+            out.push_back(std::move(*r));
+        }
+        return out;
+    };
+    auto r = co_await impl_->writer.write<Answers>(std::move(job));
+    if (!r) co_return r;
+    bool queued = false, stored = false;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        if ((*r)[i]) continue;  // replayed: nothing written
+        after_stored(held[i]);
+        stored = true;
+        queued = queued || !held[i]->settle;
+    }
+    if (queued && impl_->queue_listener) impl_->queue_listener();
+    if (stored && impl_->search_index) impl_->search_index->poke();
     co_return r;
 }
 

@@ -80,6 +80,8 @@ class SqliteStore final : public Store {
         domain::DomainStatus status, UnixMs made_before, int limit) override;
 
     asio::awaitable<Result<std::optional<StoredResponse>>> create_email(NewEmail e) override;
+    asio::awaitable<Result<std::vector<std::optional<StoredResponse>>>> create_emails(
+        std::vector<NewEmail> emails) override;
     asio::awaitable<Result<std::optional<StoredResponse>>> find_idempotent(std::string account_id,
                                                                            std::string key,
                                                                            UnixMs now) override;
@@ -173,6 +175,7 @@ class SqliteStore final : public Store {
     bool wait_search_indexed(std::chrono::milliseconds limit);
 
   private:
+    void after_stored(const std::shared_ptr<const NewEmail>& email);
     struct Impl;
     explicit SqliteStore(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
