@@ -19,7 +19,7 @@ namespace posthorn::store::sqlite {
 namespace {
 
 // The schema version of the last migration (025_inbound_authentication).
-constexpr int kLatestVersion = 25;
+constexpr int kLatestVersion = 27;
 
 namespace fs = std::filesystem;
 
