@@ -35,6 +35,9 @@ struct QueueRequest {
     std::optional<store::Domain> domain;
     std::vector<domain::Tag> tags;  // checked (email_labels.hpp)
     std::string metadata_json;      // "" when none
+    // When to send it, its window checked (domain::schedule_refusal): a time still ahead when
+    // it is stored makes it SCHEDULED, its recipients due then (domain/scheduling.hpp).
+    std::optional<UnixMs> scheduled_at;
 };
 
 struct Queued {

@@ -38,7 +38,8 @@ struct Outcomes {
 // final, the worst outcome (BOUNCED, then FAILED, then BLOCKED) over DELIVERED. A late DSN
 // that bounces a delivered recipient makes a DELIVERED email BOUNCED. A complaint makes it
 // COMPLAINED, which nothing undoes; a CANCELED email stays CANCELED (scheduling.hpp), and
-// a SCHEDULED one becomes QUEUED (or what its outcomes make it). `any_sent`: the message was sent to some recipient.
+// a SCHEDULED one becomes QUEUED (or what its outcomes make it). `any_sent`: the message was sent
+// to some recipient.
 EmailStatus email_status(const std::vector<Recipient>& recipients, bool any_sent,
                          EmailStatus before, bool complaint);
 

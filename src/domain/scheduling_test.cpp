@@ -36,8 +36,8 @@ TEST(Scheduling, ATimeIsTakenUpTo30DaysAheadAndWithinTheGraceBehind) {
     const auto past = schedule_refusal("scheduled_at", kNow - kScheduleGraceMs - 1, kNow);
     ASSERT_TRUE(past);
     EXPECT_NE(past->find("scheduled_at is in the past"), std::string::npos) << *past;
-    const auto far = schedule_refusal("X-Posthorn-Scheduled-At", kNow + kMaxScheduleAheadMs + 1,
-                                      kNow);
+    const auto far =
+        schedule_refusal("X-Posthorn-Scheduled-At", kNow + kMaxScheduleAheadMs + 1, kNow);
     ASSERT_TRUE(far);
     EXPECT_NE(far->find("X-Posthorn-Scheduled-At is more than 30 days ahead"), std::string::npos);
     EXPECT_TRUE(waits(kNow + 1, kNow));
@@ -124,8 +124,7 @@ TEST(Scheduling, CancelOfAScheduledEmailCancelsEveryRecipientAndRaisesEmailCance
     const auto data = json::parse(c.events[0].data_json).as_object();
     EXPECT_EQ(data.at("status").as_string(), "CANCELED");
     EXPECT_EQ(data.at("recipients").as_array().size(), 2u);
-    EXPECT_EQ(data.at("recipients").as_array()[0].as_object().at("status").as_string(),
-              "CANCELED");
+    EXPECT_EQ(data.at("recipients").as_array()[0].as_object().at("status").as_string(), "CANCELED");
     EXPECT_EQ(data.at("tags").as_array().size(), 1u);
     EXPECT_EQ(name(EventKind::email_canceled), "email.canceled");
 }
@@ -157,12 +156,12 @@ TEST(Scheduling, CancelOfAQueuedEmailLeavesAttemptedAndInFlightRecipientsTheirCo
     Email after = e;
     after.status = EmailStatus::canceled;
     after.recipients[3].status = after.recipients[4].status = RecipientStatus::canceled;
-    const auto outcome = apply_outcomes(
-        after, Outcomes{.recipients = {{.recipient_id = 3,
-                                        .status = RecipientStatus::delivered,
-                                        .attempts = 1,
-                                        .transmitted = true}},
-                        .at = kNow + 5});
+    const auto outcome =
+        apply_outcomes(after, Outcomes{.recipients = {{.recipient_id = 3,
+                                                       .status = RecipientStatus::delivered,
+                                                       .attempts = 1,
+                                                       .transmitted = true}},
+                                       .at = kNow + 5});
     ASSERT_TRUE(outcome);
     EXPECT_EQ(outcome->status, EmailStatus::canceled);
     EXPECT_TRUE(outcome->events.empty());

@@ -78,7 +78,7 @@ enum class QueueState : std::uint8_t { ready, deferred, in_flight, held };
 
 // The names, in the order of each enum's values.
 inline constexpr std::array<std::string_view, 9> kEmailStatusNames = {
-    "QUEUED", "SENT",    "DELIVERED", "BOUNCED", "FAILED",
+    "QUEUED",     "SENT",    "DELIVERED", "BOUNCED", "FAILED",
     "COMPLAINED", "BLOCKED", "SCHEDULED", "CANCELED"};
 inline constexpr std::array<std::string_view, 7> kRecipientStatusNames = {
     "QUEUED", "DELIVERED", "BOUNCED", "FAILED", "BLOCKED", "COMPLAINED", "CANCELED"};

@@ -186,9 +186,9 @@ TEST_P(StoreContract, ALeasedRecipientIsNotCanceledAndKeepsItsOutcome) {
     auto it = std::find_if(e.recipients.begin(), e.recipients.end(),
                            [&](const Recipient& x) { return x.id == leased; });
     ASSERT_NE(it, e.recipients.end());
-    auto w = run(store().change_email(acc.id, id, true,
-                                      apply(domain::Outcomes{.recipients = {delivered(*it)},
-                                                             .at = kT0 + 2 * kMinute})));
+    auto w = run(store().change_email(
+        acc.id, id, true,
+        apply(domain::Outcomes{.recipients = {delivered(*it)}, .at = kT0 + 2 * kMinute})));
     ASSERT_TRUE(w) << w.error().message();
     e = find(acc.id, id);
     EXPECT_EQ(e.status, domain::EmailStatus::canceled);
