@@ -310,8 +310,8 @@ namespace {
 // change_email_locked runs: a refusal is kept for the answer.
 template <class Rule>
 store::EmailDecision scheduling_decision(Rule rule, std::shared_ptr<std::string> refused) {
-    return [rule = std::move(rule),
-            refused](const store::Email& current) -> std::optional<store::EmailChange> {
+    return [rule = std::move(rule), refused = std::move(refused)](
+               const store::Email& current) -> std::optional<store::EmailChange> {
         auto r = rule(current);
         if (auto* too_late = std::get_if<domain::TooLate>(&r)) {
             *refused = too_late->message;

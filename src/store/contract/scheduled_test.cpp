@@ -25,7 +25,8 @@ NewEmail scheduled_email(const Account& acc, const Domain& d, int n, UnixMs at =
 // A decision of domain/scheduling.hpp; a refusal is kept in `*refused`.
 template <class Rule>
 EmailDecision scheduling(Rule rule, std::shared_ptr<std::string> refused) {
-    return [rule = std::move(rule), refused](const Email& current) -> std::optional<EmailChange> {
+    return [rule = std::move(rule),
+            refused = std::move(refused)](const Email& current) -> std::optional<EmailChange> {
         auto r = rule(current);
         if (auto* too_late = std::get_if<domain::TooLate>(&r)) {
             *refused = too_late->message;
