@@ -16,6 +16,7 @@
 #include "core/log.hpp"
 #include "crypto/keys.hpp"
 #include "domain/api_keys.hpp"
+#include "domain/scheduling.hpp"
 #include "domain/vocabulary.hpp"
 
 namespace posthorn::api {
@@ -58,6 +59,8 @@ json::object email_summary(const store::Email& e) {
             {"created_at", format_iso8601(e.created_at)},
             {"queued_at", format_iso8601(e.queued_at)},
             {"sent_at", iso_or_null(e.sent_at)},
+            // The time it was scheduled for (docs/sending.md "Scheduled send"); null: at once.
+            {"scheduled_at", iso_or_null(e.scheduled_at)},
             {"failed_at", iso_or_null(e.failed_at)},
             {"to", e.to_display},
             {"subject", e.subject},
@@ -173,6 +176,10 @@ asio::awaitable<std::variant<PreparedEmail, http::Response>> prepare_send(
     auto filled = co_await apply_template(deps, std::move(template_account), std::move(unfilled));
     if (auto* e = std::get_if<http::Response>(&filled)) co_return R(std::move(*e));
     auto req = std::get<SendRequest>(std::move(filled));
+    if (req.scheduled_at)
+        if (auto why =
+                domain::schedule_refusal("scheduled_at", *req.scheduled_at, deps.clock.now_ms()))
+            co_return R(detail::validation_error(*why));
 
     auto account_id = key.account_id;
     QueueRequest q{.account_id = std::move(account_id),
@@ -186,7 +193,8 @@ asio::awaitable<std::variant<PreparedEmail, http::Response>> prepare_send(
                    .track_opens = req.track_opens,
                    .track_clicks = req.track_clicks,
                    .tags = std::move(req.labels.tags),
-                   .metadata_json = std::move(req.labels.metadata_json)};
+                   .metadata_json = std::move(req.labels.metadata_json),
+                   .scheduled_at = req.scheduled_at};
     q.origin.client_ip = std::move(client_ip);  // the API's protocol: queue_email's default
     q.message = std::move(req.message);
     auto prepared = co_await prepare_email(deps, std::move(q));
@@ -344,6 +352,106 @@ asio::awaitable<http::Response> list_envelopes(Context ctx) {
             {"created_at", format_iso8601(v.created_at)}});
     co_return detail::json(200, json::object{{"data", std::move(data)},
                                              {"pagination", detail::pagination(p, page->total)}});
+}
+
+namespace {
+
+// The change a reschedule or a cancel asks for (domain/scheduling.hpp), as the decision that
+// change_email_locked runs: a refusal is kept for the answer.
+template <class Rule>
+store::EmailDecision scheduling_decision(Rule rule, std::shared_ptr<std::string> refused) {
+    return [rule = std::move(rule), refused = std::move(refused)](
+               const store::Email& current) -> std::optional<store::EmailChange> {
+        auto r = rule(current);
+        if (auto* too_late = std::get_if<domain::TooLate>(&r)) {
+            *refused = too_late->message;
+            return std::nullopt;
+        }
+        refused->clear();  // the decision may run again
+        return std::get<store::EmailChange>(std::move(r));
+    };
+}
+
+// Reads the email `ctx` names for a change: 404 for none (or another account's), 403 for a
+// sending key's change of an email it did not send (the rule that lets it read an email:
+// domain::may_read_email).
+asio::awaitable<std::variant<store::Email, http::Response>> email_to_change(Context ctx,
+                                                                            std::string id) {
+    auto account = ctx.account_id;
+    auto e = co_await ctx.deps.emails.find_email(std::move(account), std::move(id));
+    if (!e) {
+        if (e.error() == store::errc::not_found) co_return detail::not_found("email not found");
+        co_return detail::internal_error("read the email", e.error());
+    }
+    if (!domain::may_read_email(ctx.key, e->api_key_id))
+        co_return detail::forbidden(
+            "this key may only change the emails it sent; a full-access key is needed to change "
+            "the account's other emails");
+    co_return std::move(*e);
+}
+
+// Writes `decide` (change_email_locked) and answers the email as it then stands, or 409 with
+// the refusal.
+asio::awaitable<http::Response> change_and_answer(Context ctx, std::string id,
+                                                  store::EmailDecision decide,
+                                                  std::shared_ptr<std::string> refused) {
+    auto account = ctx.account_id;
+    auto w =
+        co_await ctx.deps.emails.change_email_locked(std::move(account), id, std::move(decide));
+    if (!w) {
+        if (w.error() == store::errc::not_found) co_return detail::not_found("email not found");
+        co_return detail::internal_error("change the email", w.error());
+    }
+    if (!refused->empty()) co_return http::error_response(409, "CONFLICT", *refused);
+    auto again = ctx.account_id;
+    auto e = co_await ctx.deps.emails.find_email(std::move(again), std::move(id));
+    if (!e) co_return detail::internal_error("read the email", e.error());
+    co_return detail::json(200, email_summary(*e));
+}
+
+}  // namespace
+
+// PATCH /v1/emails/{id} {"scheduled_at": …}: a SCHEDULED email moved to another time.
+asio::awaitable<http::Response> reschedule_email(Context ctx) {
+    if (!ctx.body.is_object())
+        co_return detail::validation_error("body must be a JSON object with scheduled_at");
+    for (const auto& [k, v] : ctx.body.as_object())
+        if (k != "scheduled_at")
+            co_return detail::validation_error("unknown field '" + std::string(k) +
+                                               "' (only scheduled_at can be changed)");
+    const auto* at = ctx.body.as_object().if_contains("scheduled_at");
+    if (!at || !at->is_string())
+        co_return detail::validation_error(
+            "scheduled_at is required and must be a string (ISO 8601 with an offset)");
+    auto when = parse_scheduled_at("scheduled_at", at->get_string());
+    if (auto* msg = std::get_if<std::string>(&when)) co_return detail::validation_error(*msg);
+    const auto time = std::get<UnixMs>(when);
+    const auto now = ctx.deps.clock.now_ms();
+    if (auto why = domain::schedule_refusal("scheduled_at", time, now))
+        co_return detail::validation_error(*why);
+    auto id = detail::param(ctx, "id");
+    auto found = co_await email_to_change(ctx, id);
+    if (auto* res = std::get_if<http::Response>(&found)) co_return std::move(*res);
+    auto refused = std::make_shared<std::string>();
+    auto decide = scheduling_decision(
+        [time, now](const store::Email& e) { return domain::reschedule(e, time, now); }, refused);
+    co_return co_await change_and_answer(std::move(ctx), std::move(id), std::move(decide),
+                                         std::move(refused));
+}
+
+// POST /v1/emails/{id}/cancel: what is left of a SCHEDULED or QUEUED email is not sent.
+asio::awaitable<http::Response> cancel_email(Context ctx) {
+    if (ctx.body.is_object() && !ctx.body.as_object().empty())
+        co_return detail::validation_error("the cancel takes no body");
+    auto id = detail::param(ctx, "id");
+    auto found = co_await email_to_change(ctx, id);
+    if (auto* res = std::get_if<http::Response>(&found)) co_return std::move(*res);
+    const auto now = ctx.deps.clock.now_ms();
+    auto refused = std::make_shared<std::string>();
+    auto decide = scheduling_decision(
+        [now](const store::Email& e) { return domain::cancel(e, now); }, refused);
+    co_return co_await change_and_answer(std::move(ctx), std::move(id), std::move(decide),
+                                         std::move(refused));
 }
 
 }  // namespace posthorn::api

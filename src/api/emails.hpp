@@ -39,5 +39,10 @@ void log_refused_answer(std::string_view account_id, std::string_view client_ip,
 asio::awaitable<http::Response> get_email(detail::Context ctx);
 asio::awaitable<http::Response> list_emails(detail::Context ctx);
 asio::awaitable<http::Response> list_envelopes(detail::Context ctx);
+// Scheduled send (docs/sending.md, domain/scheduling.hpp): PATCH /v1/emails/{id}
+// {"scheduled_at"} and POST /v1/emails/{id}/cancel; 409 CONFLICT when too late. A sending key
+// changes only the emails it sent.
+asio::awaitable<http::Response> reschedule_email(detail::Context ctx);
+asio::awaitable<http::Response> cancel_email(detail::Context ctx);
 
 }  // namespace posthorn::api

@@ -14,6 +14,7 @@
 #include "core/text.hpp"
 #include "crypto/keys.hpp"
 #include "domain/api_keys.hpp"
+#include "domain/scheduling.hpp"
 #include "domain/sending_domain.hpp"
 #include "domain/test_mode.hpp"
 #include "mail/parse.hpp"
@@ -223,6 +224,13 @@ asio::awaitable<std::variant<PreparedEmail, Refused>> prepare_email(const Deps& 
     add(req.to, domain::RecipientType::to);
     add(req.cc, domain::RecipientType::cc);
     add(req.bcc, domain::RecipientType::bcc);
+    // Scheduled (domain/scheduling.hpp): SCHEDULED, its recipients due at its time, which the
+    // queue waits for as for a retry. A time not ahead any more sends at once.
+    if (req.scheduled_at && domain::waits(*req.scheduled_at, now)) {
+        e.status = domain::EmailStatus::scheduled;
+        e.scheduled_at = req.scheduled_at;
+        for (auto& r : n.recipients) r.next_attempt_at = req.scheduled_at;
+    }
     auto answered = e.status;  // stored QUEUED; a test email's answer: how it ends
     if (test) {
         // Settled in the write that stores it (NewEmail::settle): never queued. The answer
@@ -296,6 +304,10 @@ asio::awaitable<std::variant<PreparedEmail, Refused>> prepare_email(const Deps& 
     for (const auto& [key, value] : fields) {
         body += key;
         core::append_json_string(body, value);
+    }
+    if (e.scheduled_at) {
+        body += ",\"scheduled_at\":";
+        core::append_json_string(body, format_iso8601(*e.scheduled_at));
     }
     body += '}';
     n.response = {.status = 200, .body = std::move(body)};

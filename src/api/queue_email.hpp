@@ -48,6 +48,9 @@ struct QueueRequest {
         std::string protocol;
     };
     Origin origin;
+    // When to send it, its window checked (domain::schedule_refusal): a time still ahead when
+    // it is stored makes it SCHEDULED, its recipients due then (domain/scheduling.hpp).
+    std::optional<UnixMs> scheduled_at;
 };
 
 struct Queued {

@@ -206,10 +206,10 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
                                                              const SendLimits& limits) {
     if (!body.is_object()) return validation("body must be a JSON object");
     const auto& o = body.as_object();
-    static constexpr std::array<std::string_view, 16> kFields = {
+    static constexpr std::array<std::string_view, 17> kFields = {
         "from", "to",       "subject",  "html",        "text",           "cc",
         "bcc",  "reply_to", "headers",  "attachments", "idempotencyKey", "tracking",
-        "tags", "metadata", "template", "variables"};
+        "tags", "metadata", "template", "variables",   "scheduled_at"};
     for (const auto& [k, v] : o) {
         if (std::find(kFields.begin(), kFields.end(), std::string_view(k)) == kFields.end())
             return validation("unknown field '" + std::string(k) + "'");
@@ -377,10 +377,36 @@ std::variant<SendRequest, http::Response> parse_send_request(const json::value& 
     if (auto e = read_json_labels(o.if_contains("tags"), o.if_contains("metadata"), r.labels))
         return validation(*e);
 
+    // scheduled_at: null or absent sends at once.
+    if (const auto* at = o.if_contains("scheduled_at"); at && !at->is_null()) {
+        if (!at->is_string())
+            return validation("scheduled_at must be a string (ISO 8601 with an offset)");
+        auto when = parse_scheduled_at("scheduled_at", at->get_string());
+        if (auto* msg = std::get_if<std::string>(&when)) return validation(*msg);
+        r.scheduled_at = std::get<UnixMs>(when);
+    }
+
     auto key = idempotency_key_of(body);
     if (auto* e = std::get_if<http::Response>(&key)) return std::move(*e);
     r.idempotency_key = std::get<0>(std::move(key));
     return r;
+}
+
+std::variant<UnixMs, std::string> parse_scheduled_at(std::string_view field,
+                                                     std::string_view text) {
+    auto bad = [&] {
+        return std::string(field) +
+               " must be an ISO 8601 date and time with an offset, e.g. "
+               "2026-11-28T09:00:00+01:00 or 2026-11-28T08:00:00Z (it is '" +
+               std::string(text.substr(0, 64)) + "')";
+    };
+    const auto n = text.size();
+    const bool zoned = (n > 0 && text.back() == 'Z') ||
+                       (n >= 6 && (text[n - 6] == '+' || text[n - 6] == '-') && text[n - 3] == ':');
+    if (text.find('T') == std::string_view::npos || !zoned) return bad();
+    const auto at = parse_iso8601(text);
+    if (!at) return bad();
+    return *at;
 }
 
 }  // namespace posthorn::api

@@ -43,7 +43,19 @@ struct SendRequest {
     std::optional<bool> track_opens;  // unset: the domain's setting decides
     std::optional<bool> track_clicks;
     EmailLabels labels;  // tags and metadata (email_labels.hpp)
+    // When to send it (scheduled_at); its window is checked against the clock by the caller
+    // (domain::schedule_refusal).
+    std::optional<UnixMs> scheduled_at;
 };
+
+// The SMTP submission's header that schedules a message (docs/smtp.md); never delivered.
+inline constexpr std::string_view kScheduledAtHeader = "X-Posthorn-Scheduled-At";
+
+// A scheduled time (`scheduled_at`, the SMTP header X-Posthorn-Scheduled-At): ISO 8601, a
+// date and a time with an offset ("2026-11-28T09:00:00+01:00", "…Z"); or the message that
+// names `field` and says what it must be. A time without an offset is refused: it would mean
+// the server's zone, which the client does not know.
+std::variant<UnixMs, std::string> parse_scheduled_at(std::string_view field, std::string_view text);
 
 // The request, or the error answer to send.
 std::variant<SendRequest, http::Response> parse_send_request(const boost::json::value& body,

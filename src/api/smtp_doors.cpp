@@ -10,6 +10,7 @@
 #include "api/inbound_auth.hpp"
 #include "api/keys.hpp"
 #include "api/queue_email.hpp"
+#include "api/send_request.hpp"
 #include "core/blocking.hpp"
 #include "core/client_limits.hpp"
 #include "core/id.hpp"
@@ -21,6 +22,7 @@
 #include "domain/delivery_policy.hpp"
 #include "domain/email_rules.hpp"
 #include "domain/events.hpp"
+#include "domain/scheduling.hpp"
 #include "domain/sending_domain.hpp"
 #include "domain/test_mode.hpp"
 #include "mail/address.hpp"
@@ -150,6 +152,20 @@ class Submission final : public smtp::SessionHandler {
         EmailLabels labels;
         if (auto bad = read_header_labels(parsed.headers, labels))
             co_return reply(550, "5.6.0 " + *bad);
+        // Scheduled send (docs/smtp.md): refused as the API refuses a bad scheduled_at, a
+        // permanent refusal of this message (the same header would be refused again).
+        std::optional<UnixMs> scheduled_at;
+        if (auto at = header(parsed, kScheduledAtHeader)) {
+            std::string text = *at;  // unfolded; white space around it is not the time's
+            text.erase(0, text.find_first_not_of(" \t\r\n"));
+            text.erase(text.find_last_not_of(" \t\r\n") + 1);
+            auto when = parse_scheduled_at(kScheduledAtHeader, text);
+            if (auto* msg = std::get_if<std::string>(&when)) co_return reply(550, "5.6.0 " + *msg);
+            if (auto why = domain::schedule_refusal(kScheduledAtHeader, std::get<UnixMs>(when),
+                                                    deps_.clock.now_ms()))
+                co_return reply(550, "5.6.0 " + *why);
+            scheduled_at = std::get<UnixMs>(when);
+        }
         // The header From is usually on the MAIL FROM domain, read and checked at MAIL.
         std::optional<store::Domain> domain;
         if (mail_domain_ && !mail_domain_->id.empty() &&
@@ -201,6 +217,7 @@ class Submission final : public smtp::SessionHandler {
         };
         q.tags = std::move(labels.tags);
         q.metadata_json = std::move(labels.metadata_json);
+        q.scheduled_at = scheduled_at;
         q.track_opens = flag("X-Track-Opens");
         q.track_clicks = flag("X-Track-Clicks");
         if (!parsed.message_id.empty()) {
@@ -215,11 +232,11 @@ class Submission final : public smtp::SessionHandler {
         if (!header(parsed, "Date")) add.emplace_back("Date", format_rfc5322(deps_.clock.now_ms()));
         // Our own headers are instructions to us, not part of the message: never delivered.
         // A Feedback-ID is ours to write (queue_email.cpp; Gmail takes one per message).
-        q.message =
-            mail::edit_headers(msg.data,
-                               {"X-Track-Opens", "X-Track-Clicks", "Bcc", std::string(kTagHeader),
-                                std::string(kMetadataHeader), "Feedback-ID"},
-                               add);
+        q.message = mail::edit_headers(
+            msg.data,
+            {"X-Track-Opens", "X-Track-Clicks", "Bcc", std::string(kTagHeader),
+             std::string(kMetadataHeader), std::string(kScheduledAtHeader), "Feedback-ID"},
+            add);
         // Its Received field: the client's address and EHLO name, and an authenticated
         // submission's protocol, ESMTPSA over STARTTLS (RFC 3848).
         q.origin = {.client_ip = msg.remote_ip.empty() ? ip_ : msg.remote_ip,

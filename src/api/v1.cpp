@@ -127,6 +127,9 @@ struct V1::Impl {
             kInbound);
         // A sending key reads the emails it sent (get_email asks domain::may_read_email).
         add("GET", "/v1/emails/{id}", &get_email, {.need = KeyNeed::read_sent_mail});
+        // So too its reschedule and cancel: of the emails it sent (domain::may_read_email).
+        add("PATCH", "/v1/emails/{id}", &reschedule_email, {.need = KeyNeed::read_sent_mail});
+        add("POST", "/v1/emails/{id}/cancel", &cancel_email, {.need = KeyNeed::read_sent_mail});
         add("GET", "/v1/email", &list_emails, kList);
         add("POST", "/v1/webhooks", &create_webhook, kWebhooks);
         add("GET", "/v1/webhooks", &list_webhooks, kWebhooks);

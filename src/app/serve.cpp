@@ -29,6 +29,7 @@
 #include "crypto/keys.hpp"
 #include "delivery/queue_manager.hpp"
 #include "dns/cares_resolver.hpp"
+#include "domain/scheduling.hpp"
 #include "domain/sending_domain.hpp"
 #include "domain/vocabulary.hpp"
 #include "http/server.hpp"
@@ -92,6 +93,43 @@ asio::awaitable<void> retention_loop(store::LogStore& logs, store::JobLeaseStore
             log::info("log retention: deleted {} entries older than {} days", *n, days);
         }
         timer.expires_after(kRetentionEvery);
+        auto [ec] = co_await timer.async_wait(use_nothrow_awaitable);
+        if (ec) co_return;
+    }
+}
+
+// Scheduled send (docs/sending.md): every second, the SCHEDULED emails whose time has come
+// become QUEUED (domain::release_scheduled). Their recipients do not wait for it: they are due
+// at that time as any retry is, and the queue of whichever node claims them sends them; this
+// moves the status only. It runs on the node that holds the job's lease, taken only when an
+// email is due (an idle second costs a read, not a write); should two nodes run it at once,
+// the change of each email is decided again under its lock, and the second finds it QUEUED.
+constexpr auto kScheduledEvery = std::chrono::seconds(1);
+
+asio::awaitable<void> scheduled_loop(store::EmailStore& emails, store::JobLeaseStore& leases,
+                                     std::string node, const core::Clock& clock) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (;;) {
+        auto due = co_await emails.scheduled_due(clock.now_ms(), 100);
+        if (!due) log::warn("scheduled send: {}", due.error().message());
+        auto job = std::string("scheduled-send");
+        auto me = node;
+        if (due && !due->empty() &&
+            co_await holds_job(leases, std::move(job), std::move(me), clock, kScheduledEvery)) {
+            for (auto& e : *due) {
+                const auto now = clock.now_ms();
+                auto account = e.account_id;
+                auto id = e.id;
+                store::EmailDecision decide = [now](const store::Email& current) {
+                    return domain::release_scheduled(current, now);
+                };
+                auto r = co_await emails.change_email(std::move(account), std::move(id), false,
+                                                      std::move(decide));
+                if (!r && r.error() != store::errc::not_found)
+                    log::warn("scheduled send of {}: {}", e.id, r.error().message());
+            }
+        }
+        timer.expires_after(kScheduledEvery);
         auto [ec] = co_await timer.async_wait(use_nothrow_awaitable);
         if (ec) co_return;
     }
@@ -529,6 +567,8 @@ int serve(const Config& config) {
     const auto tick = std::chrono::seconds(
         std::clamp(std::min(config.dns.pending_recheck_s, config.dns.verified_recheck_s), 1, 30));
     asio::co_spawn(main, domain_check_loop(deps, stores, config.server.node_id, tick),
+                   asio::detached);
+    asio::co_spawn(main, scheduled_loop(stores, stores, config.server.node_id, clock),
                    asio::detached);
     if (shared_rate) asio::co_spawn(main, shared_rate->run(clock), asio::detached);
     main.run();

@@ -12,6 +12,9 @@ EmailStatus email_status(const std::vector<Recipient>& recipients, bool any_sent
                          EmailStatus before, bool complaint) {
     // A complaint outranks the rest, and stays.
     if (complaint || before == EmailStatus::complained) return EmailStatus::complained;
+    // A canceled email stays CANCELED: a recipient whose attempt was under way when it was
+    // canceled keeps its own outcome (scheduling.hpp).
+    if (before == EmailStatus::canceled) return EmailStatus::canceled;
     bool open = false, bounced = false, failed = false, blocked = false;
     for (const auto& r : recipients) {
         switch (r.status) {
@@ -29,6 +32,7 @@ EmailStatus email_status(const std::vector<Recipient>& recipients, bool any_sent
                 break;
             case RecipientStatus::delivered:
             case RecipientStatus::complained:
+            case RecipientStatus::canceled:
                 break;
         }
         any_sent = any_sent || r.sent_at.has_value();

@@ -37,7 +37,9 @@ struct Outcomes {
 // message went nowhere yet, SENT while some are open and it went somewhere; once all are
 // final, the worst outcome (BOUNCED, then FAILED, then BLOCKED) over DELIVERED. A late DSN
 // that bounces a delivered recipient makes a DELIVERED email BOUNCED. A complaint makes it
-// COMPLAINED, which nothing undoes. `any_sent`: the message was sent to some recipient.
+// COMPLAINED, which nothing undoes; a CANCELED email stays CANCELED (scheduling.hpp), and
+// a SCHEDULED one becomes QUEUED (or what its outcomes make it). `any_sent`: the message was sent
+// to some recipient.
 EmailStatus email_status(const std::vector<Recipient>& recipients, bool any_sent,
                          EmailStatus before, bool complaint);
 

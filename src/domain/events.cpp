@@ -31,8 +31,11 @@ EventKind event_for(EmailStatus s) {
             return EventKind::email_complained;
         case EmailStatus::blocked:
             return EventKind::email_blocked;
+        case EmailStatus::canceled:
+            return EventKind::email_canceled;
         case EmailStatus::queued:
         case EmailStatus::sent:
+        case EmailStatus::scheduled:
             break;
     }
     return EventKind::email_sent;

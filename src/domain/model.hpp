@@ -47,6 +47,10 @@ struct Recipient {
     std::optional<Bounce> bounce;              // set when it was given up
     std::optional<TlsOutcome> tls;             // of the last attempt that got that far
     std::optional<UnixMs> held_at;  // held by the operator since then (queue_control.hpp)
+    // A node claimed it for an attempt until then (its attempt is under way while that is
+    // ahead); read, never written, by the rules (scheduling.hpp: an attempt in flight is not
+    // canceled).
+    std::optional<UnixMs> lease_until;
 };
 
 // A label an account puts on an email to find and group it (POST /v1/emails `tags`,
@@ -84,6 +88,8 @@ struct Email {
     std::optional<UnixMs> failed_at;
     std::optional<UnixMs> opened_at;
     std::optional<UnixMs> clicked_at;
+    // The time the account asked it to be sent at (scheduling.hpp); SCHEDULED until then.
+    std::optional<UnixMs> scheduled_at;
     std::vector<Tag> tags;      // in the order given; names unique
     std::string metadata_json;  // the account's JSON object, serialized; "" when none
     // Sent with a test key (test_mode.hpp): never delivered, its recipients' outcomes decided
@@ -160,6 +166,8 @@ struct EmailChange {
     std::optional<UnixMs> failed_at;
     std::optional<UnixMs> opened_at;
     std::optional<UnixMs> clicked_at;
+    // A new scheduled time (a reschedule, scheduling.hpp); unset: the email's stays as it is.
+    std::optional<UnixMs> scheduled_at;
     UnixMs at = 0;  // the email's updated_at
     std::vector<RecipientChange> recipients;
     std::vector<SuppressionAdd> suppressions;

@@ -20,11 +20,17 @@ enum class EmailStatus : std::uint8_t {
     failed,
     complained,
     blocked,
+    // Waiting for its scheduled time (scheduled_at, scheduling.hpp); then QUEUED.
+    scheduled,
+    // Canceled by the account before every recipient was attempted (scheduling.hpp). Final,
+    // and it stays: a recipient whose attempt was under way keeps its own outcome.
+    canceled,
 };
 
 // A recipient's own delivery state. `queued` is open (a first attempt or a retry is due);
 // every other state is final, except that a late report may still turn `delivered` into
-// `bounced` or `complained`.
+// `bounced` or `complained`. `canceled`: its email was canceled before it was attempted
+// (scheduling.hpp); never attempted.
 enum class RecipientStatus : std::uint8_t {
     queued,
     delivered,
@@ -32,6 +38,7 @@ enum class RecipientStatus : std::uint8_t {
     failed,
     blocked,
     complained,
+    canceled,
 };
 
 enum class DomainStatus : std::uint8_t { not_started, pending, verified, failed };
@@ -51,6 +58,7 @@ enum class EventKind : std::uint8_t {
     email_delivery_delayed,
     suppression_added,
     suppression_removed,
+    email_canceled,
 };
 
 // Why a recipient was given up (delivery_policy.hpp): the address does not exist (`hard`);
@@ -69,17 +77,18 @@ enum class RecipientType : std::uint8_t { to, cc, bcc };
 enum class QueueState : std::uint8_t { ready, deferred, in_flight, held };
 
 // The names, in the order of each enum's values.
-inline constexpr std::array<std::string_view, 7> kEmailStatusNames = {
-    "QUEUED", "SENT", "DELIVERED", "BOUNCED", "FAILED", "COMPLAINED", "BLOCKED"};
-inline constexpr std::array<std::string_view, 6> kRecipientStatusNames = {
-    "QUEUED", "DELIVERED", "BOUNCED", "FAILED", "BLOCKED", "COMPLAINED"};
+inline constexpr std::array<std::string_view, 9> kEmailStatusNames = {
+    "QUEUED",     "SENT",    "DELIVERED", "BOUNCED", "FAILED",
+    "COMPLAINED", "BLOCKED", "SCHEDULED", "CANCELED"};
+inline constexpr std::array<std::string_view, 7> kRecipientStatusNames = {
+    "QUEUED", "DELIVERED", "BOUNCED", "FAILED", "BLOCKED", "COMPLAINED", "CANCELED"};
 inline constexpr std::array<std::string_view, 4> kDomainStatusNames = {"NOT_STARTED", "PENDING",
                                                                        "VERIFIED", "FAILED"};
-inline constexpr std::array<std::string_view, 14> kEventKindNames = {
-    "email.sent",        "email.delivered",    "email.bounced",    "email.failed",
-    "email.opened",      "email.clicked",      "email.complained", "email.blocked",
-    "inbound.received",  "domain.verified",    "domain.failed",    "email.delivery_delayed",
-    "suppression.added", "suppression.removed"};
+inline constexpr std::array<std::string_view, 15> kEventKindNames = {
+    "email.sent",        "email.delivered",     "email.bounced",    "email.failed",
+    "email.opened",      "email.clicked",       "email.complained", "email.blocked",
+    "inbound.received",  "domain.verified",     "domain.failed",    "email.delivery_delayed",
+    "suppression.added", "suppression.removed", "email.canceled"};
 inline constexpr std::array<std::string_view, 4> kBounceTypeNames = {"hard", "soft", "block",
                                                                      "undetermined"};
 inline constexpr std::array<std::string_view, 4> kSuppressionReasonNames = {
@@ -148,9 +157,10 @@ constexpr auto all_values() {
 }
 
 // A final state of an email: one that its recipients' outcomes can no longer leave by
-// themselves (a late report still can: DELIVERED → BOUNCED | COMPLAINED).
+// themselves (a late report still can: DELIVERED → BOUNCED | COMPLAINED). SCHEDULED is open:
+// it becomes QUEUED at its time.
 constexpr bool is_final(EmailStatus s) {
-    return s != EmailStatus::queued && s != EmailStatus::sent;
+    return s != EmailStatus::queued && s != EmailStatus::sent && s != EmailStatus::scheduled;
 }
 constexpr bool is_final(RecipientStatus s) { return s != RecipientStatus::queued; }
 

@@ -76,13 +76,14 @@ const std::vector<CopyTable>& copy_tables() {
           {"opened_at", K::integer},
           {"clicked_at", K::integer},
           {"updated_at", K::integer},
-          {"raw", K::bytes},           // the message as built
-          {"api_key_id", K::text},     // the key that sent it (NULL: not known)
-          {"tags", K::text},           // one "name=value" a line (store/detail/tag_codec.hpp)
-          {"metadata", K::text},       // the JSON object given (migrations 020 / 007)
-          {"test", K::boolean},        // sent with a test key (migrations 022 / 009)
-          {"return_path", K::text}}},  // its envelope sender's domain (migrations 024 / 011)
-        {"email_tags",                 // one row per tag of an email: what a tag filter reads
+          {"raw", K::bytes},               // the message as built
+          {"api_key_id", K::text},         // the key that sent it (NULL: not known)
+          {"tags", K::text},               // one "name=value" a line (store/detail/tag_codec.hpp)
+          {"metadata", K::text},           // the JSON object given (migrations 020 / 007)
+          {"test", K::boolean},            // sent with a test key (migrations 022 / 009)
+          {"return_path", K::text},        // its envelope sender's domain (migrations 024 / 011)
+          {"scheduled_at", K::integer}}},  // the time it was asked for (migrations 027 / 014)
+        {"email_tags",                     // one row per tag of an email: what a tag filter reads
          {{"account_id", K::text}, {"name", K::text}, {"value", K::text}, {"email_id", K::text}}},
         {"recipients",
          {{"id", K::integer},  // the order of an email's recipients

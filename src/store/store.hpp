@@ -154,6 +154,18 @@ class EmailStore {
     virtual asio::awaitable<Result<void>> change_email(std::string account_id, std::string email_id,
                                                        bool with_recipients,
                                                        EmailDecision decide) = 0;
+    // As change_email with all the recipients, each with its lease (Recipient::lease_until),
+    // while no claim (QueueStore::claim_due, on any node) takes a recipient of the email: a
+    // recipient leased when it is read is seen leased, and one not leased stays unleased until
+    // the commit. For changes that must not race an attempt (a cancel, a reschedule:
+    // domain/scheduling.hpp). Wakes delivery when the change leaves a recipient due.
+    virtual asio::awaitable<Result<void>> change_email_locked(std::string account_id,
+                                                              std::string email_id,
+                                                              EmailDecision decide) = 0;
+    // The emails (without their recipients) whose status is SCHEDULED and whose scheduled_at
+    // is at or before `now`, earliest time first, up to `limit`, in every account: the
+    // scheduler's (domain::release_scheduled).
+    virtual asio::awaitable<Result<std::vector<Email>>> scheduled_due(UnixMs now, int limit) = 0;
     // The email a bounce address (bounces+<token>@…) belongs to, with its recipients. A
     // token is 42 characters: the email's id without "em_", then 16 random ones (earlier
     // versions made 26 random characters, still found).

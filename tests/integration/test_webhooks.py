@@ -26,7 +26,7 @@ SENDER = "mail.example.com"
 EVENTS = ["email.sent", "email.delivered", "email.bounced", "email.failed", "email.opened",
           "email.clicked", "email.complained", "email.blocked", "inbound.received",
           "domain.verified", "domain.failed", "email.delivery_delayed", "suppression.added",
-          "suppression.removed"]
+          "suppression.removed", "email.canceled"]
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 WH_ID = re.compile(r"^wh_[0-9a-z]{26}$")
 SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]{32}$")  # base64 of 24 bytes, no padding needed

@@ -13,7 +13,7 @@ constexpr const char* kEmailColumns =
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
     "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, e.envelope_id, "
     "coalesce(e.api_key_id, ''), coalesce(e.tags, ''), coalesce(e.metadata, ''), e.test, "
-    "coalesce(e.return_path, '')";
+    "coalesce(e.return_path, ''), e.scheduled_at";
 
 Email read_email(const Row& r) {
     return Email{.id = r.text(0),
@@ -40,6 +40,7 @@ Email read_email(const Row& r) {
                  .failed_at = r.opt_int64(18),
                  .opened_at = r.opt_int64(19),
                  .clicked_at = r.opt_int64(20),
+                 .scheduled_at = r.opt_int64(27),
                  .tags = store::detail::decode_tags(r.text(23)),
                  .metadata_json = r.text(24),
                  .test = r.boolean(25)};
@@ -136,15 +137,18 @@ Result<void> insert_email(Conn& c, const NewEmail& n) {
     p.texts(tag_names).texts(tag_values);
     p.add(e.test);
     p.add(e.return_path);
+    p.add(e.scheduled_at);
     // Pipelined (Conn::queue): nothing of it is read back, so the writer sends the next
     // send's statement without waiting for this one's answer.
     auto ec = c.queue(
         "WITH e AS (INSERT INTO emails (id, account_id, domain_id, envelope_id, status, "
         "from_email, from_name, to_display, subject, message_id, return_token, "
         "recipient_addresses, track_opens, track_clicks, source, size_bytes, total_recipients, "
-        "created_at, queued_at, updated_at, raw, api_key_id, tags, metadata, test, return_path) "
+        "created_at, queued_at, updated_at, raw, api_key_id, tags, metadata, test, return_path, "
+        "scheduled_at) "
         "VALUES ($1, $2, nullif($3, ''), $4, $5, $6, nullif($7, ''), $8, $9, $10, $11, $12, $13, "
-        "$14, $15, $16, $17, $18, $19, $18, $20, nullif($26, ''), $27, $28, $31, nullif($32, '')) "
+        "$14, $15, $16, $17, $18, $19, $18, $20, nullif($26, ''), $27, $28, $31, nullif($32, ''), "
+        "$33) "
         "RETURNING id), "
         // Its tags (none: no row), in the same statement.
         "t AS (INSERT INTO email_tags (account_id, name, value, email_id) SELECT $2, g.n, g.v, "
@@ -158,12 +162,17 @@ Result<void> insert_email(Conn& c, const NewEmail& n) {
     return {};
 }
 
-// The recipients of `email_id`, in the order of their ids.
-Result<std::vector<Recipient>> recipients_of(Conn& c, const std::string& email_id) {
+// The recipients of `email_id`, in the order of their ids; `lock`: FOR UPDATE (a claim's
+// SKIP LOCKED passes over them until the commit, and one that holds them is waited for).
+Result<std::vector<Recipient>> recipients_of(Conn& c, const std::string& email_id,
+                                             bool lock = false) {
     auto rows = c.exec(
-        "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response, "
-        "sent_at, bounce_type, bounce_code, bounce_message, tls_policy, tls_version, "
-        "tls_verified, tls_failure, held_at FROM recipients WHERE email_id = $1 ORDER BY id",
+        std::string(
+            "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response, "
+            "sent_at, bounce_type, bounce_code, bounce_message, tls_policy, tls_version, "
+            "tls_verified, tls_failure, held_at, lease_until FROM recipients WHERE email_id = $1 "
+            "ORDER BY id") +
+            (lock ? " FOR UPDATE" : ""),
         Params().add(email_id));
     if (!rows) return rows.error();
     std::vector<Recipient> out;
@@ -178,7 +187,8 @@ Result<std::vector<Recipient>> recipients_of(Conn& c, const std::string& email_i
                      .next_attempt_at = r.opt_int64(6),
                      .last_response = r.opt_text(7),
                      .sent_at = r.opt_int64(8),
-                     .held_at = r.opt_int64(16)};
+                     .held_at = r.opt_int64(16),
+                     .lease_until = r.opt_int64(17)};
         if (!r.is_null(9))
             rc.bounce =
                 Bounce{.type = detail::read_name(r.text(9), domain::BounceType::undetermined),
@@ -296,7 +306,8 @@ Result<Email> email_where(Conn& c, const std::string& where, const Params& param
 Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& ch) {
     auto u = c.exec(
         "UPDATE emails SET status = $2, sent_at = $3, delivered_at = $4, failed_at = $5, "
-        "opened_at = $6, clicked_at = $7, updated_at = $8 WHERE id = $1",
+        "opened_at = $6, clicked_at = $7, updated_at = $8, "
+        "scheduled_at = coalesce($9, scheduled_at) WHERE id = $1",
         Params()
             .add(e.id)
             .add(domain::name(ch.status))
@@ -305,7 +316,8 @@ Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& 
             .add(ch.failed_at)
             .add(ch.opened_at)
             .add(ch.clicked_at)
-            .add(ch.at));
+            .add(ch.at)
+            .add(ch.scheduled_at));
     if (!u) return u.error();
     for (const auto& rc : ch.recipients) {
         Params p;
@@ -503,6 +515,55 @@ asio::awaitable<Result<Page<Envelope>>> PgStore::list_envelopes(SearchQuery q) {
                                 "e.from_email, coalesce(e.from_name, ''), e.total_recipients, "
                                 "e.created_at",
                                 false, read);
+    });
+}
+
+// The email locked first, as change_email locks it, then its recipients (FOR UPDATE, in the
+// order of their ids, as change_queued locks them): a claim on any node passes over them until
+// the commit, and a claim that holds them uncommitted is waited for, its leases then read.
+asio::awaitable<Result<void>> PgStore::change_email_locked(std::string account_id,
+                                                           std::string email_id,
+                                                           EmailDecision decide) {
+    struct Wrote {
+        bool events = false;
+        bool due = false;  // a recipient left open: delivery may have work
+    };
+    auto job = [account_id = std::move(account_id), email_id = std::move(email_id),
+                decide = std::move(decide)](Conn& c, Batch& b) -> Result<Wrote> {
+        auto e = email_where(c, "e.id = $1 AND e.account_id = $2",
+                             Params().add(email_id).add(account_id), false, true);
+        if (!e) return e.error();
+        auto rs = recipients_of(c, e->id, true);
+        if (!rs) return rs.error();
+        e->recipients = std::move(*rs);
+        const auto change = decide(*e);
+        if (!change) return Wrote{};
+        if (auto w = write_change(c, b, *e, *change); !w) return w.error();
+        Wrote out{.events = !change->events.empty() || !change->suppressions.empty()};
+        for (const auto& rc : change->recipients)
+            out.due = out.due || rc.status == domain::RecipientStatus::queued;
+        if (out.due) b.notify(detail::kQueueChannel);
+        return out;
+    };
+    auto r = co_await impl_->writer.write<Wrote>(std::move(job));
+    if (!r) co_return r.error();
+    if (r->events) impl_->events_written();
+    if (r->due) impl_->queued();
+    co_return Result<void>{};
+}
+
+asio::awaitable<Result<std::vector<Email>>> PgStore::scheduled_due(UnixMs now, int limit) {
+    return impl_->read([now, limit](Conn& c) -> Result<std::vector<Email>> {
+        auto rows = c.exec(std::string("SELECT ") + kEmailColumns +
+                               " FROM emails e WHERE e.status = $1 AND e.scheduled_at IS NOT NULL "
+                               "AND e.scheduled_at <= $2 ORDER BY e.status, e.scheduled_at "
+                               "LIMIT $3",
+                           Params()
+                               .add(std::string(domain::name(domain::EmailStatus::scheduled)))
+                               .add(now)
+                               .add(limit));
+        if (!rows) return rows.error();
+        return rows->map(read_email);
     });
 }
 

@@ -107,6 +107,9 @@ class PgStore final : public Store {
     asio::awaitable<Result<Email>> find_email_by_return_token(std::string token) override;
     asio::awaitable<Result<void>> change_email(std::string account_id, std::string email_id,
                                                bool with_recipients, EmailDecision decide) override;
+    asio::awaitable<Result<void>> change_email_locked(std::string account_id, std::string email_id,
+                                                      EmailDecision decide) override;
+    asio::awaitable<Result<std::vector<Email>>> scheduled_due(UnixMs now, int limit) override;
     asio::awaitable<Result<std::string>> email_raw(std::string account_id, std::string id) override;
     asio::awaitable<Result<Page<Email>>> list_emails(SearchQuery query) override;
     asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) override;

@@ -44,7 +44,8 @@ const std::map<std::string_view, const char*, std::less<>>& selects() {
          "e.return_token, NULL, e.track_opens, e.track_clicks, e.source, e.size_bytes, "
          "e.total_recipients, e.created_at, e.queued_at, e.sent_at, e.delivered_at, "
          "e.failed_at, e.opened_at, e.clicked_at, e.updated_at, COALESCE(b.raw, X''), "
-         "e.api_key_id, e.tags, e.metadata, e.test, e.return_path, e.first_recipient_id, "
+         "e.api_key_id, e.tags, e.metadata, e.test, e.return_path, e.scheduled_at, "
+         "e.first_recipient_id, "
          "e.last_recipient_id "
          "FROM emails e LEFT JOIN email_bodies b ON b.id = e.body_id ORDER BY e.account_id, e.id"},
         // A recipient never tried has no next_attempt_at (migration 012): it is due since its

@@ -13,9 +13,9 @@ constexpr const char* kEmailColumns =
     "e.track_opens, e.track_clicks, e.source, e.size_bytes, e.created_at, e.queued_at, "
     "e.sent_at, e.delivered_at, e.failed_at, e.opened_at, e.clicked_at, "
     "COALESCE(e.envelope_id, ''), COALESCE(e.api_key_id, ''), COALESCE(e.tags, ''), "
-    "COALESCE(e.metadata, ''), e.test, COALESCE(e.return_path, '')";
+    "COALESCE(e.metadata, ''), e.test, COALESCE(e.return_path, ''), e.scheduled_at";
 // The columns after kEmailColumns' (the range of the email's recipients: email_where).
-constexpr int kAfterEmail = 27;
+constexpr int kAfterEmail = 28;
 
 Email read_email(const Stmt& s) {
     return Email{.id = s.text(0),
@@ -42,6 +42,7 @@ Email read_email(const Stmt& s) {
                  .failed_at = s.opt_int64(18),
                  .opened_at = s.opt_int64(19),
                  .clicked_at = s.opt_int64(20),
+                 .scheduled_at = s.opt_int64(27),
                  .tags = store::detail::decode_tags(s.view(23)),
                  .metadata_json = s.text(24),
                  .test = s.int64(25) != 0};
@@ -95,9 +96,10 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
         "INSERT INTO emails (id, account_id, domain_id, status, from_email, from_name, "
         "to_display, subject, message_id, return_token, track_opens, track_clicks, source, "
         "size_bytes, created_at, queued_at, updated_at, envelope_id, total_recipients, body_id, "
-        "first_recipient_id, last_recipient_id, api_key_id, tags, metadata, test, return_path) "
+        "first_recipient_id, last_recipient_id, api_key_id, tags, metadata, test, return_path, "
+        "scheduled_at) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?15, "
-        "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)");
+        "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)");
     if (!s) return s.error();
     // The text is bound without a copy: `n` outlives the statement's run.
     auto r = s->bind_ref(1, e.id)
@@ -130,6 +132,7 @@ Result<void> insert_email(Db& db, const NewEmail& n) {
                  .bind(25, e.test ? 1 : 0)
                  .bind(26, e.return_path.empty() ? std::optional<std::string>{}
                                                  : std::optional(e.return_path))
+                 .bind(27, e.scheduled_at)
                  .run();
     if (!r) return r;
     for (const auto& t : e.tags) {
@@ -461,7 +464,7 @@ Result<Email> email_where(Db& db, const char* where, const std::string& a, const
     auto r = db.prepare(
         "SELECT id, address, domain, type, status, attempts, next_attempt_at, last_response, "
         "sent_at, bounce_type, bounce_code, bounce_message, tls_policy, tls_version, "
-        "tls_verified, tls_failure, held_at "
+        "tls_verified, tls_failure, held_at, lease_until "
         "FROM recipients WHERE id BETWEEN ?1 AND ?2 AND email_id = ?3 ORDER BY id");
     if (!r) return r.error();
     r->bind(1, s->opt_int64(kAfterEmail)).bind(2, s->opt_int64(kAfterEmail + 1)).bind_ref(3, e.id);
@@ -483,7 +486,8 @@ Result<Email> email_where(Db& db, const char* where, const std::string& a, const
                                             : r->opt_int64(6),
                      .last_response = r->opt_text(7),
                      .sent_at = r->opt_int64(8),
-                     .held_at = r->opt_int64(16)};
+                     .held_at = r->opt_int64(16),
+                     .lease_until = r->opt_int64(17)};
         if (!r->is_null(9))
             rc.bounce =
                 Bounce{.type = detail::read_name(r->text(9), domain::BounceType::undetermined),
@@ -503,7 +507,8 @@ Result<Email> email_where(Db& db, const char* where, const std::string& a, const
 Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
     auto u = db.prepare(
         "UPDATE emails SET status = ?3, sent_at = ?4, delivered_at = ?5, failed_at = ?6, "
-        "opened_at = ?7, clicked_at = ?8, updated_at = ?9 WHERE account_id = ?1 AND id = ?2");
+        "opened_at = ?7, clicked_at = ?8, updated_at = ?9, "
+        "scheduled_at = COALESCE(?10, scheduled_at) WHERE account_id = ?1 AND id = ?2");
     if (!u) return u.error();
     if (auto r = u->bind_ref(1, e.account_id)
                      .bind_ref(2, e.id)
@@ -514,6 +519,7 @@ Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
                      .bind(7, c.opened_at)
                      .bind(8, c.clicked_at)
                      .bind(9, c.at)
+                     .bind(10, c.scheduled_at)
                      .run();
         !r)
         return r;
@@ -649,6 +655,53 @@ asio::awaitable<Result<Page<Envelope>>> SqliteStore::list_envelopes(SearchQuery 
         };
         if (indexed) return indexed_search<Envelope>(db, q, select, false, read);
         return search<Envelope>(db, q, select, "FROM emails e", false, read);
+    });
+}
+
+// One writer: no claim runs while this job does, so the leases it reads stay as they are
+// until its commit.
+asio::awaitable<Result<void>> SqliteStore::change_email_locked(std::string account_id,
+                                                               std::string email_id,
+                                                               EmailDecision decide) {
+    struct Wrote {
+        bool events = false;
+        bool due = false;  // a recipient left open: delivery may have work
+    };
+    auto job = [account_id = std::move(account_id), email_id = std::move(email_id),
+                decide = std::move(decide)](Db& db) -> Result<Wrote> {
+        auto e = email_where(db, "e.account_id = ?1 AND e.id = ?2", account_id, email_id, true);
+        if (!e) return e.error();
+        const auto change = decide(*e);
+        if (!change) return Wrote{};
+        if (auto w = write_change(db, *e, *change); !w) return w.error();
+        Wrote out{.events = !change->events.empty() || !change->suppressions.empty()};
+        for (const auto& rc : change->recipients)
+            out.due = out.due || rc.status == domain::RecipientStatus::queued;
+        return out;
+    };
+    auto r = co_await impl_->writer.write<Wrote>(std::move(job));
+    if (!r) co_return r.error();
+    if (r->events) impl_->events_written();
+    if (r->due && impl_->queue_listener) impl_->queue_listener();
+    co_return Result<void>{};
+}
+
+asio::awaitable<Result<std::vector<Email>>> SqliteStore::scheduled_due(UnixMs now, int limit) {
+    return impl_->read([now, limit](Db& db) -> Result<std::vector<Email>> {
+        auto s = db.prepare(std::string("SELECT ") + kEmailColumns +
+                            " FROM emails e WHERE e.status = ?1 AND e.scheduled_at IS NOT NULL "
+                            "AND e.scheduled_at <= ?2 ORDER BY e.status, e.scheduled_at LIMIT ?3");
+        if (!s) return s.error();
+        s->bind(1, std::string(domain::name(domain::EmailStatus::scheduled)))
+            .bind(2, now)
+            .bind(3, limit);
+        std::vector<Email> out;
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) return out;
+            out.push_back(read_email(*s));
+        }
     });
 }
 

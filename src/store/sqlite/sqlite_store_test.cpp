@@ -18,8 +18,8 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (025_inbound_authentication).
-constexpr int kLatestVersion = 26;
+// The schema version of the last migration (027_scheduled_send).
+constexpr int kLatestVersion = 27;
 
 namespace fs = std::filesystem;
 
