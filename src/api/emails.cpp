@@ -248,8 +248,12 @@ asio::awaitable<http::Response> send_email(Context ctx) {
     co_return res;
 }
 
-asio::awaitable<http::Response> get_email(Context ctx) {
-    auto id = detail::param(ctx, "id");
+// Reads the email `ctx` names for a key to `verb` ("read", "change"): 404 for none (or
+// another account's), 403 for a sending key and an email it did not send
+// (domain::may_read_email).
+asio::awaitable<std::variant<store::Email, http::Response>> email_for_key(Context ctx,
+                                                                          std::string id,
+                                                                          std::string verb) {
     auto account = ctx.account_id;
     auto e = co_await ctx.deps.emails.find_email(std::move(account), std::move(id));
     if (!e) {
@@ -257,9 +261,18 @@ asio::awaitable<http::Response> get_email(Context ctx) {
         co_return detail::internal_error("read the email", e.error());
     }
     if (!domain::may_read_email(ctx.key, e->api_key_id))
-        co_return detail::forbidden(
-            "this key may only read the emails it sent; a full-access key is needed to read "
-            "the account's other emails");
+        co_return detail::forbidden("this key may only " + verb +
+                                    " the emails it sent; a full-access key is needed to " + verb +
+                                    " the account's other emails");
+    co_return std::move(*e);
+}
+
+asio::awaitable<http::Response> get_email(Context ctx) {
+    auto id = detail::param(ctx, "id");
+    std::string verb = "read";  // named: GCC 12 and a coroutine's by-value temporaries
+    auto found = co_await email_for_key(ctx, std::move(id), std::move(verb));
+    if (auto* res = std::get_if<http::Response>(&found)) co_return std::move(*res);
+    const auto* e = &std::get<store::Email>(found);
     auto o = email_summary(*e);
     o["delivered_at"] = iso_or_null(e->delivered_at);
     o["opened_at"] = iso_or_null(e->opened_at);
@@ -372,24 +385,6 @@ store::EmailDecision scheduling_decision(Rule rule, std::shared_ptr<std::string>
     };
 }
 
-// Reads the email `ctx` names for a change: 404 for none (or another account's), 403 for a
-// sending key's change of an email it did not send (the rule that lets it read an email:
-// domain::may_read_email).
-asio::awaitable<std::variant<store::Email, http::Response>> email_to_change(Context ctx,
-                                                                            std::string id) {
-    auto account = ctx.account_id;
-    auto e = co_await ctx.deps.emails.find_email(std::move(account), std::move(id));
-    if (!e) {
-        if (e.error() == store::errc::not_found) co_return detail::not_found("email not found");
-        co_return detail::internal_error("read the email", e.error());
-    }
-    if (!domain::may_read_email(ctx.key, e->api_key_id))
-        co_return detail::forbidden(
-            "this key may only change the emails it sent; a full-access key is needed to change "
-            "the account's other emails");
-    co_return std::move(*e);
-}
-
 // Writes `decide` (change_email_locked) and answers the email as it then stands, or 409 with
 // the refusal.
 asio::awaitable<http::Response> change_and_answer(Context ctx, std::string id,
@@ -430,7 +425,8 @@ asio::awaitable<http::Response> reschedule_email(Context ctx) {
     if (auto why = domain::schedule_refusal("scheduled_at", time, now))
         co_return detail::validation_error(*why);
     auto id = detail::param(ctx, "id");
-    auto found = co_await email_to_change(ctx, id);
+    std::string verb = "change";
+    auto found = co_await email_for_key(ctx, id, std::move(verb));
     if (auto* res = std::get_if<http::Response>(&found)) co_return std::move(*res);
     auto refused = std::make_shared<std::string>();
     auto decide = scheduling_decision(
@@ -444,7 +440,8 @@ asio::awaitable<http::Response> cancel_email(Context ctx) {
     if (ctx.body.is_object() && !ctx.body.as_object().empty())
         co_return detail::validation_error("the cancel takes no body");
     auto id = detail::param(ctx, "id");
-    auto found = co_await email_to_change(ctx, id);
+    std::string verb = "change";
+    auto found = co_await email_for_key(ctx, id, std::move(verb));
     if (auto* res = std::get_if<http::Response>(&found)) co_return std::move(*res);
     const auto now = ctx.deps.clock.now_ms();
     auto refused = std::make_shared<std::string>();
