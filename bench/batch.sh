@@ -11,17 +11,20 @@
 #   2. the same 1 KB text email ($TEXT_BYTES of text) as a single send's body, and $BATCH
 #      copies of it as a batch's;
 #   3. a warm-up of each, then $ROUNDS rounds alternating which goes first:
-#      bench/batch_load.py sends $EMAILS single sends over $SINGLE_CONNECTIONS keep-alive
-#      connections, then $EMAILS / $BATCH batches over $BATCH_CONNECTIONS (wrk cannot stop
-#      after a number of requests); the emails of the 200 answers per second of the run,
-#      and the emails stored (rows counted with sqlite3 before and after each run);
+#      $EMAILS single sends over $SINGLE_CONNECTIONS keep-alive connections, then
+#      $EMAILS / $BATCH batches over $BATCH_CONNECTIONS, both made by h2load (--h1; wrk
+#      cannot stop after a number of requests) through bench/batch_load.py (CLIENT=python:
+#      its own threads, slower: near its limit a single send costs it as much CPU as
+#      posthorn); the emails of the 200 answers per second of the run, and the emails
+#      stored (rows counted with sqlite3 before and after each run);
 #   4. stops posthorn (SIGTERM), checks that every 200 made its emails, prints a markdown
 #      section and replaces the batch section of $RESULTS.
 #
 # Options (environment): ROUNDS=3 EMAILS=10000 BATCH=100 PROCS=4 SINGLE_CONNECTIONS=64
-#   BATCH_CONNECTIONS=4 TEXT_BYTES=1024 PH_BIN=build/posthorn RESULTS=bench/RESULTS.md
+#   BATCH_CONNECTIONS=4 TEXT_BYTES=1024 CLIENT=h2load (or python) PH_BIN=build/posthorn RESULTS=bench/RESULTS.md
 #   (empty: do not write it) NOTE="..." (a line added to the results, e.g. about noise)
-#   PERF=1 (record a perf profile of posthorn during one extra batch run: $tmp/perf-batch.txt,
+#   PERF=1 (record a perf profile of posthorn during one extra batch run, PERF_KIND=single: a
+#   single-send run: $tmp/perf-batch.txt,
 #   kept with KEEP_TMP=1) KEEP_TMP=1.
 # Exit status: 0 ok; 1 posthorn misbehaved; 2 bad usage or a missing tool.
 set -euo pipefail
@@ -36,6 +39,7 @@ PROCS=${PROCS:-4}
 SINGLE_CONNECTIONS=${SINGLE_CONNECTIONS:-64}
 BATCH_CONNECTIONS=${BATCH_CONNECTIONS:-4}
 TEXT_BYTES=${TEXT_BYTES:-1024}
+CLIENT=${CLIENT:-h2load}
 PH_BIN=${PH_BIN:-build/posthorn}
 RESULTS=${RESULTS-bench/RESULTS.md}
 NOISY_PCT=${NOISY_PCT:-10}
@@ -53,9 +57,12 @@ for v in ROUNDS EMAILS BATCH PROCS SINGLE_CONNECTIONS BATCH_CONNECTIONS TEXT_BYT
 done
 ((BATCH <= 100)) || die "BATCH must be at most 100 (a batch's bound)" 2
 ((EMAILS % BATCH == 0)) || die "EMAILS must be a multiple of BATCH" 2
+[[ $CLIENT == h2load || $CLIENT == python ]] || die "CLIENT must be h2load or python" 2
 
 missing=()
-for tool in sqlite3 curl timeout awk sort pgrep; do
+tools=(sqlite3 curl timeout awk sort pgrep)
+[[ $CLIENT == python ]] || tools+=(h2load)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 DNSMASQ=$(command -v dnsmasq 2>/dev/null || echo /usr/sbin/dnsmasq)
@@ -98,6 +105,8 @@ ph_commit=$(binary_commit)
 cp "$PH_BIN" "$tmp/posthorn"
 ph_sha=$(sha256sum "$tmp/posthorn" | cut -c1-12)
 py_version=$("$PY" -c 'import platform; print(platform.python_version())')
+client_version="Python $py_version"
+[[ $CLIENT == python ]] || client_version="$(h2load --version | head -1) through Python $py_version"
 problems=()
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
 start_posthorn_with_verified_domain
@@ -118,10 +127,10 @@ R=
 run() {
   local kind=$1 label=$2 out="$tmp/load-$2.json" r0 r1 c0 c1 m0 m1 stored cpu noise
   local args=(--path /v1/emails --body "$tmp/single.json" --requests "$EMAILS"
-    --connections "$SINGLE_CONNECTIONS" --procs "$PROCS")
+    --connections "$SINGLE_CONNECTIONS" --procs "$PROCS" --client "$CLIENT")
   if [[ $kind == batch ]]; then
     args=(--path /v1/emails/batch --body "$tmp/batch.json" --requests $((EMAILS / BATCH))
-      --connections "$BATCH_CONNECTIONS" --procs "$PROCS")
+      --connections "$BATCH_CONNECTIONS" --procs "$PROCS" --client "$CLIENT")
   fi
   r0=$(rows)
   m0=$(machine_ticks)
@@ -176,7 +185,7 @@ if [[ -n ${PERF:-} ]] && command -v perf >/dev/null 2>&1; then
   perf record -F 999 -g -o "$tmp/perf.data" -p "$ph_pid" >/dev/null 2>&1 &
   perf_rec=$!
   sleep 0.3
-  run batch perf-batch
+  run "${PERF_KIND:-batch}" perf-batch
   kill -INT "$perf_rec" 2>/dev/null || true
   wait "$perf_rec" 2>/dev/null || true
   perf report -i "$tmp/perf.data" --no-children --sort dso,symbol --stdio 2>/dev/null |
@@ -201,14 +210,19 @@ section="$tmp/section.md"
   echo
   echo "- Machine: $(nproc) CPUs, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo); kernel $(uname -r); load average $load_at_start at the start."
   [[ -z ${NOTE:-} ]] || echo "- **Note: $NOTE**"
-  echo "- Software: posthorn $ph_commit (\`$PH_BIN\`, sha256 $ph_sha…), Python $py_version (the client), dnsmasq $dns_version."
+  echo "- Software: posthorn $ph_commit (\`$PH_BIN\`, sha256 $ph_sha…), $client_version (the client), dnsmasq $dns_version."
   echo "- posthorn: fresh data dir (SQLite, WAL, synchronous=FULL), one account and key, mail.example.com verified"
   echo "  against dnsmasq, send rate unlimited, delivery held (acceptance alone, as in the send_emails section)."
   echo "- Each email: \`{\"from\",\"to\",\"subject\",\"text\"}\` with $TEXT_BYTES bytes of text ($(wc -c <"$tmp/single.json")-byte body);"
   echo "  a batch is $BATCH of them ($(wc -c <"$tmp/batch.json") bytes)."
   echo "- Each round: $EMAILS emails as $EMAILS single sends over $SINGLE_CONNECTIONS keep-alive connections and as"
-  echo "  $((EMAILS / BATCH)) batches over $BATCH_CONNECTIONS, the order alternating (\`bench/batch_load.py\`: a thread per connection, each"
-  echo "  sending its share one request after another, in $PROCS processes; wrk cannot stop after a number of requests)."
+  if [[ $CLIENT == python ]]; then
+    echo "  $((EMAILS / BATCH)) batches over $BATCH_CONNECTIONS, the order alternating (\`bench/batch_load.py\`: a thread per connection, each"
+    echo "  sending its share one request after another, in $PROCS processes; wrk cannot stop after a number of requests)."
+  else
+    echo "  $((EMAILS / BATCH)) batches over $BATCH_CONNECTIONS, the order alternating (h2load --h1 -n, $PROCS threads at most, through"
+    echo "  \`bench/batch_load.py --client h2load\`; wrk cannot stop after a number of requests). p50 and p99 are h2load's mean per request."
+  fi
   echo "  emails/s = the emails of the 200 answers per second from the first request to the last answer; stored = rows of"
   echo "  \`emails\` after − before. CPU = posthorn's CPU time per email (ms); client CPU = the load client's, per email;"
   echo "  noise = CPU steal / other processes than posthorn, % of the machine (the client counts as other)."
@@ -223,7 +237,7 @@ section="$tmp/section.md"
     printf -- '- %s\n' "${problems[@]}"
     echo
   fi
-  echo "Reproduce: \`ROUNDS=$ROUNDS bench/batch.sh\`."
+  echo "Reproduce: \`ROUNDS=$ROUNDS CLIENT=$CLIENT bench/batch.sh\`."
 } >"$section"
 cat "$section"
 [[ -z $RESULTS ]] || write_results_section batch "$section"

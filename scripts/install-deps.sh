@@ -2,7 +2,7 @@
 # Installs the Debian packages posthorn needs to build, run and test (DESIGN §10).
 # Quiet when everything is present; uses sudo when not root. Debian 12 (bookworm).
 #   scripts/install-deps.sh           build + run + test packages
-#   scripts/install-deps.sh --bench   also the benchmark peers (wrk, nginx, postfix)
+#   scripts/install-deps.sh --bench   also the benchmark peers and clients (wrk, h2load, nginx, postfix)
 #   scripts/install-deps.sh --fuzz    also clang and libFuzzer (make fuzz)
 set -euo pipefail
 
@@ -32,7 +32,7 @@ packages=(
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(wrk nginx-light postfix)
+  packages+=(wrk nginx-light postfix nghttp2-client)
 fi
 if [[ "${1:-}" == "--fuzz" ]]; then
   packages+=(clang-14 libclang-rt-14-dev)
