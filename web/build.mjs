@@ -1,0 +1,51 @@
+// Builds the dashboard: node web/build.mjs OUTDIR (after npm ci --prefix web).
+// Writes OUTDIR/index.html and OUTDIR/assets/app-<hash>.js, OUTDIR/assets/app-<hash>.css:
+// src/main.js and everything it imports (uPlot and its CSS included) bundled and minified by
+// esbuild, with content-hashed names that index.html references. Nothing inline (the page's
+// CSP is script-src 'self'; style-src 'self'), nothing from another origin.
+import * as esbuild from 'esbuild';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const out = process.argv[2];
+if (!out) {
+  console.error('usage: node web/build.mjs OUTDIR');
+  process.exit(2);
+}
+const outdir = path.resolve(out);
+const assets = path.join(outdir, 'assets');
+fs.rmSync(assets, { recursive: true, force: true });
+fs.mkdirSync(assets, { recursive: true });
+
+const result = await esbuild.build({
+  entryPoints: { app: path.join(here, 'src', 'main.js') },
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
+  outdir: assets,
+  entryNames: '[name]-[hash]',
+  assetNames: '[name]-[hash]',
+  metafile: true,
+  legalComments: 'eof',
+  logLevel: 'warning',
+});
+
+let js = null;
+let css = null;
+for (const [file, meta] of Object.entries(result.metafile.outputs)) {
+  const name = path.basename(file);
+  if (meta.entryPoint && name.endsWith('.js')) js = name;
+  else if (name.endsWith('.css')) css = name;
+}
+if (!js || !css) throw new Error(`esbuild made no JS or no CSS: ${JSON.stringify(Object.keys(result.metafile.outputs))}`);
+
+const template = fs.readFileSync(path.join(here, 'src', 'index.html'), 'utf8');
+const html = template
+  .replace('{{CSS}}', `/assets/${css}`)
+  .replace('{{JS}}', `/assets/${js}`);
+if (html.includes('{{')) throw new Error('index.html has a placeholder left');
+fs.writeFileSync(path.join(outdir, 'index.html'), html);
+console.log(`dashboard: ${path.join(outdir, 'index.html')}, assets/${js}, assets/${css}`);
