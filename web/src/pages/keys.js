@@ -18,7 +18,7 @@ export async function render(main, ctx) {
   if (!ctx.current()) return;
   const mine = ctx.session.key && ctx.session.key.id;
   main.append(table(['Name', 'Key', 'Permission', 'Domain', 'Created', 'Revoked', ''], list.data.map((k) => [
-    h('span', null, k.name || h('span', { class: 'muted' }, '(made by the CLI)'), k.id === mine ? badge('this session', 'mine') : null),
+    h('span', null, k.name || h('span', { class: 'muted' }, '(made by the CLI)'), k.id === mine ? [' ', badge('this session', 'mine')] : null),
     h('code', null, `${k.prefix}…`),
     h('span', null, badge(k.permission, `perm-${k.permission}`), k.test ? badge('test') : null),
     k.domain || h('span', { class: 'muted' }, 'any'),
