@@ -18,6 +18,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -41,8 +42,12 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def artifacts_dir() -> pathlib.Path:
+    """$POSTHORN_ARTIFACTS_DIR, or build/test-artifacts/dashboard/; the PostgreSQL run of
+    this file (which ctest may run at the same time) writes under pg/ there."""
     base = os.environ.get("POSTHORN_ARTIFACTS_DIR")
-    d = pathlib.Path(base) / "dashboard" if base else ROOT / "build" / "test-artifacts" / "dashboard"
+    d = pathlib.Path(base) if base else ROOT / "build" / "test-artifacts" / "dashboard"
+    if os.environ.get("POSTHORN_TEST_STORE") == "pg":
+        d = d / "pg"
     d.mkdir(parents=True, exist_ok=True)
     return d
 
@@ -97,7 +102,7 @@ def dashboard_url(world, bundle):
     port = free_port()
     log = open(world.tmp / "proxy.log", "wb")
     proc = subprocess.Popen(
-        ["python3", str(WEB / "dev" / "proxy.py"), "--dir", str(bundle),
+        [sys.executable, str(WEB / "dev" / "proxy.py"), "--dir", str(bundle),
          "--upstream", f"http://127.0.0.1:{world.server.http_port}",
          "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
     wait_for(lambda: "listening on" in (world.tmp / "proxy.log").read_text(), timeout=10,
