@@ -17,6 +17,7 @@ import os
 import pathlib
 import re
 import shutil
+import smtplib
 import subprocess
 import sys
 import time
@@ -269,6 +270,9 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     switch.click()
     wait(d, lambda: ph.get(f"/v1/domains/{dom_id}", key=key).json()["tracking"]["open_tracking"],
          what="open tracking on")
+    d.find_element(By.XPATH, "//label[contains(@class,'switch')][.//span[text()='Inbound']]//input").click()
+    wait(d, lambda: ph.get(f"/v1/domains/{dom_id}", key=key).json()["config"]["inbound"],
+         what="inbound on")
     shots += shot(d, "domain")
     goto(d, base, "#/domains", "domains")
     assert SENDER in d.find_element(By.ID, "main").text
@@ -369,9 +373,37 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     assert "was removed from the list" in main.text
     assert ph.get("/v1/suppressions/gone@example.org", key=key).status == 404
 
+    # Inbound: a received HTML message with an inline style and a remote image, shown in the
+    # page without breaking the CSP and without loading the image.
+    html = ('<html><head><style>p.big { font-size: 20px }</style></head><body>'
+            '<p class="big" style="color: rgb(200, 0, 0)">Hello from <b>outside</b></p>'
+            '<img src="https://tracker.example.net/pixel.gif" alt="pixel">'
+            '<script>document.title = "pwned"</script></body></html>')
+    msg = (f"From: Carol <carol@sender.example.org>\r\nTo: support@{SENDER}\r\n"
+           f"Subject: Inbound for the dashboard\r\nMIME-Version: 1.0\r\n"
+           f"Content-Type: text/html; charset=utf-8\r\n\r\n{html}\r\n").encode()
+    with smtplib.SMTP("127.0.0.1", ph.inbound_port, timeout=30) as s:
+        s.sendmail("carol@sender.example.org", [f"support@{SENDER}"], msg)
+    wait_for(lambda: ph.get("/v1/emails/inbound", key=key).json()["pagination"]["total"] == 1,
+             timeout=20, what="the inbound message stored")
+    main = goto(d, base, "#/inbound", "inbound")
+    link = main.find_element(By.LINK_TEXT, "Inbound for the dashboard")
+    main = click_and_wait_ready(d, link, "inbound-email")
+    assert "carol@sender.example.org" in main.text
+    view = d.execute_script(
+        "const r = document.querySelector('.html-view').shadowRoot;"
+        "const p = r.querySelector('p.big');"
+        "return [r.textContent, getComputedStyle(p).color, getComputedStyle(p).fontSize, "
+        "r.querySelectorAll('img, script').length];")
+    assert "Hello from outside" in view[0] and "[image: pixel]" in view[0], view
+    assert view[1] == "rgb(200, 0, 0)" and view[2] == "20px", "the message's own styles apply"
+    assert view[3] == 0, "no remote image, no script"
+    assert d.title != "pwned"
+    shots += shot(d, "inbound-email")
+
     # The other pages load, with their empty states, and are photographed.
     stats_missing = api_404(ph, key, "/v1/stats?interval=hour&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z")
-    for route, page, must in (("#/", "overview", "Queue"), ("#/inbound", "inbound", "No mail received yet"),
+    for route, page, must in (("#/", "overview", "Queue"), ("#/inbound", "inbound", "Inbound for the dashboard"),
                               ("#/logs", "logs", "/v1/"), ("#/keys", "keys", "this session"),
                               ("#/templates", "templates", "No template yet")):
         main = goto(d, base, route, page)
@@ -411,6 +443,17 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     assert {"#/", "#/emails", "#/domains", "#/inbound", "#/logs", "#/webhooks", "#/suppressions",
             "#/keys", "#/templates"} <= reached, reached
     assert outline[0] != "none" and outline[1] >= 2, f"no visible focus outline: {outline}"
+
+    # At 375 px the menu folds behind a button.
+    d.set_window_size(*SIZES["phone"])
+    toggle = d.find_element(By.CSS_SELECTOR, "button.menu-toggle")
+    assert toggle.is_displayed() and toggle.get_attribute("aria-expanded") == "false"
+    assert not d.find_element(By.CSS_SELECTOR, "#menu a[href='#/logs']").is_displayed()
+    toggle.click()
+    assert toggle.get_attribute("aria-expanded") == "true"
+    click_and_wait_ready(d, d.find_element(By.CSS_SELECTOR, "#menu a[href='#/logs']"), "logs")
+    assert not d.find_element(By.CSS_SELECTOR, "#menu a[href='#/logs']").is_displayed(), "closed again"
+    d.set_window_size(*SIZES["desktop"])
 
     # Sign out: back to the sign-in form, and the session is gone after a reload too.
     d.find_element(By.ID, "signout").click()

@@ -8,11 +8,22 @@ import { h } from './dom.js';
 
 const DROP = 'script,iframe,frame,frameset,object,embed,form,input,button,textarea,select,link,meta,base,noscript,template,svg,math';
 
+// A parsed document inherits the page's CSP, so the parser itself would report every style
+// attribute and <style> block as a violation. They are renamed before parsing: style= in a
+// tag becomes data-ph-style=, and <style> a data block (<script type="text/x-ph-css">, raw
+// text that nothing runs), read back below.
+function defuse(html) {
+  return html
+    .replace(/<[a-zA-Z][^>]*>/g, (tag) => tag.replace(/(\s)style(\s*=)/gi, '$1data-ph-style$2'))
+    .replace(/<style\b[^>]*>/gi, '<script type="text/x-ph-css">')
+    .replace(/<\/style\s*>/gi, '</script>');
+}
+
 export function htmlView(html) {
   const host = h('div', { class: 'html-view' });
   const root = host.attachShadow({ mode: 'open' });
-  const doc = new DOMParser().parseFromString(html || '', 'text/html');
-  const css = [...doc.querySelectorAll('style')].map((s) => s.textContent).join('\n');
+  const doc = new DOMParser().parseFromString(defuse(html || ''), 'text/html');
+  const css = [...doc.querySelectorAll('script[type="text/x-ph-css"]')].map((s) => s.textContent).join('\n');
   doc.querySelectorAll(`style,${DROP}`).forEach((n) => n.remove());
   let blocked = 0;
   const styled = [];
@@ -20,7 +31,7 @@ export function htmlView(html) {
     for (const a of [...el.attributes]) {
       const n = a.name.toLowerCase();
       if (n.startsWith('on') || n === 'srcset' || n === 'background' || n === 'ping' || n === 'formaction') el.removeAttribute(a.name);
-      else if (n === 'style') { styled.push([el, a.value]); el.removeAttribute(a.name); }
+      else if (n === 'style' || n === 'data-ph-style') { styled.push([el, a.value]); el.removeAttribute(a.name); }
     }
     if (el.tagName === 'A') {
       const href = el.getAttribute('href');

@@ -94,9 +94,16 @@ function showSignIn(note) {
   input.focus();
 }
 
+let expiryTimer = null;
+
 function startSession(s) {
   session = s;
   setCsrf(s.csrf_token);
+  clearTimeout(expiryTimer);
+  const left = Date.parse(s.expires_at) - Date.now();
+  if (left > 0 && left < 2 ** 31 - 1) {
+    expiryTimer = setTimeout(() => { if (session === s) showSignIn('Your session has expired: sign in again.'); }, left);
+  }
   renderShell();
   route();
 }

@@ -15,7 +15,7 @@ const SERIES = [
 
 function pct(a, b) {
   if (!b) return '—';
-  return `${((100 * a) / b).toFixed(1)} %`;
+  return `${((100 * a) / b).toFixed(1)}\u00a0%`;
 }
 
 export async function render(main, ctx) {
