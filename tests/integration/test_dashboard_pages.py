@@ -202,6 +202,8 @@ def shot(d, name: str) -> list[pathlib.Path]:
     out = []
     route = d.execute_script("return location.hash")
     page = d.find_element(By.ID, "main").get_attribute("data-page")
+    text = d.find_element(By.ID, "main").text
+    assert not re.search(r"\b(null|undefined|NaN|\[object Object\])\b", text), (route, text[:1500])
     for size, (w, h) in SIZES.items():
         d.set_window_size(w, h)
         wait_ready(d, page)

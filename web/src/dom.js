@@ -19,6 +19,12 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
+// Appends children, skipping null, undefined and false (Element.append would write "null").
+export function add(el, ...children) {
+  append(el, children);
+  return el;
+}
+
 function append(el, children) {
   for (const c of children) {
     if (c === undefined || c === null || c === false) continue;

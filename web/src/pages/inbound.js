@@ -2,7 +2,7 @@
 // message (GET /v1/emails/inbound/{id}) with its authentication results, text, HTML (shown
 // safely), headers and attachments.
 import { get, qs, enc } from '../api.js';
-import { h, time, table, pager, field, pre, badge } from '../dom.js';
+import { h, add, time, table, pager, field, pre, badge } from '../dom.js';
 import { heading, emptyState } from '../page.js';
 import { htmlView } from '../htmlview.js';
 
@@ -58,7 +58,7 @@ async function renderOne(main, ctx) {
   if (m.reply_to) row('Reply-To', m.reply_to);
   row('Received', time(m.received_at));
   row('Authentication', authRow(m.authentication));
-  main.append(h('section', { class: 'card' }, dl),
+  add(main, h('section', { class: 'card' }, dl),
     m.attachments.length ? h('section', { class: 'card' }, h('h2', null, 'Attachments'), h('ul', null, m.attachments.map((a) =>
       h('li', null, h('a', { href: `/v1/emails/inbound/${enc(m.id)}/attachments/${a.index}`, download: a.filename || `attachment-${a.index}` },
         a.filename || `attachment ${a.index}`), ` (${a.content_type}, ${a.size} bytes)`)))) : null,
