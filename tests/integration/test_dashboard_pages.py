@@ -275,6 +275,9 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     d.find_element(By.XPATH, "//label[contains(@class,'switch')][.//span[text()='Inbound']]//input").click()
     wait(d, lambda: ph.get(f"/v1/domains/{dom_id}", key=key).json()["config"]["inbound"],
          what="inbound on")
+    d.find_element(By.ID, "rotate-dkim").click()
+    wait(d, lambda: "A new key for ph2" in d.find_element(By.ID, "main").text, what="the rotation")
+    assert ph.get(f"/v1/domains/{dom_id}", key=key).json()["dkim"]["rotation"] == "PENDING"
     shots += shot(d, "domain")
     goto(d, base, "#/domains", "domains")
     assert SENDER in d.find_element(By.ID, "main").text
@@ -290,6 +293,15 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     main = goto(d, base, "#/emails", "emails")
     link = main.find_element(By.CSS_SELECTOR, f"a[href='#/emails/{em}']")
     assert "Dashboard test" in main.text and "campaign:welcome" in main.text
+    # The filters are in the URL; one that matches nothing says so.
+    form = main.find_element(By.CSS_SELECTOR, "form.filters")
+    form.find_element(By.NAME, "search").send_keys("no such subject")
+    d.execute_script("document.getElementById('main').dataset.stale = '1';")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    main = wait_ready(d, "emails")
+    assert "search=no+such+subject" in d.current_url and "No email matches" in main.text
+    main = goto(d, base, "#/emails?status=DELIVERED,QUEUED,SENT&search=dashboard", "emails")
+    link = main.find_element(By.CSS_SELECTOR, f"a[href='#/emails/{em}']")
     main = click_and_wait_ready(d, link, "email")
     wait(d, lambda: "DELIVERED" in d.find_element(By.CSS_SELECTOR, "main .facts").text,
          timeout=30, what="the email DELIVERED on its page")
@@ -365,6 +377,11 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     d.find_element(By.XPATH, "//table[contains(@class,'deliveries')]//button[text()='Replay']").click()
     wait(d, lambda: "is made again" in d.find_element(By.ID, "main").text, what="the replay")
     wait_for(lambda: len(receiver.requests) >= 2, timeout=15, what="the replayed call")
+    form = d.find_element(By.ID, "edit-webhook")
+    form.find_element(By.CSS_SELECTOR, "input[value='email.opened']").click()
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait(d, lambda: "Saved." in d.find_element(By.ID, "main").text, what="the webhook saved")
+    assert "email.opened" in ph.get(f"/v1/webhooks/{hooks[0]['id']}", key=key).json()["events"]
     shots += shot(d, "webhook")
 
     main = goto(d, base, "#/suppressions?search=gone", "suppressions")
@@ -413,7 +430,35 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
         assert not main.find_elements(By.CSS_SELECTOR, ".msg-error"), (route, main.text[:500])
         shots += shot(d, page)
 
-    # A template (the loop ended on #/templates): created, then rendered in its page.
+    # API keys: a new key is shown once, then revoked.
+    main = goto(d, base, "#/keys", "keys")
+    form = d.find_element(By.ID, "add-key")
+    form.find_element(By.NAME, "name").send_keys("shop")
+    d.execute_script("document.getElementById('main').dataset.stale = '1';")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_ready(d, "keys")
+    new_key = wait(d, lambda: d.find_elements(By.CSS_SELECTOR, ".secret .secret-value"), what="the new key")[0].text
+    assert re.fullmatch(r"ph_[0-9a-z]{32}", new_key), new_key
+    assert ph.get("/v1/domains", key=new_key).status == 403, "a sending key, as chosen"
+    d.find_element(By.XPATH, "//tr[td[contains(., 'shop')]]//button[text()='Revoke']").click()
+    d.execute_script("document.getElementById('main').dataset.stale = '1';")
+    d.find_element(By.XPATH, "//tr[td[contains(., 'shop')]]//button[text()='Yes, revoke']").click()
+    main = wait_ready(d, "keys")
+    assert "is revoked" in main.text
+    assert ph.get("/v1/domains", key=new_key).status == 401
+
+    # Logs: long lists are paginated (50 a page; this test has made more requests).
+    main = goto(d, base, "#/logs", "logs")
+    assert "Page 1 of" in main.text
+    nxt = main.find_element(By.XPATH, "//nav[@class='pager']/button[contains(., 'Next')]")
+    main = click_and_wait_ready(d, nxt, "logs")
+    assert "Page 2 of" in main.text and "page=2" in d.current_url
+    main = goto(d, base, "#/logs?method=DELETE", "logs")
+    methods = {td.text for td in main.find_elements(By.CSS_SELECTOR, "table.list td[data-label=Method]")}
+    assert methods == {"DELETE"}, methods
+
+    # A template: created, then rendered in its page.
+    goto(d, base, "#/templates", "templates")
     form = d.find_element(By.ID, "add-template")
     form.find_element(By.NAME, "name").send_keys("welcome")
     form.find_element(By.NAME, "subject").send_keys("Welcome, {{name}}")

@@ -1,16 +1,21 @@
 // API keys: the account's keys (GET /v1/api-keys), a form to make one (shown once) and
 // revocation. The session's own key is marked.
 import { get, post, del, qs, enc } from '../api.js';
-import { h, clear, time, badge, table, pager, field, select, confirmButton } from '../dom.js';
+import { h, time, badge, table, pager, field, select, confirmButton } from '../dom.js';
 import { heading, act } from '../page.js';
 import { secretBox } from './webhooks.js';
 
 const LIMIT = 25;
+let created = null;  // the key just made: shown once, above the list that now holds it
 
 export async function render(main, ctx) {
   const page = Math.max(1, Number(ctx.query.get('page')) || 1);
   const out = h('div', { 'aria-live': 'polite', class: 'out' });
   main.append(heading('API keys'), out);
+  if (created) {
+    out.append(secretBox(`Key “${created.name}” created`, created.key, 'Copy it now: it is shown this once, and only its hash is kept.'));
+    created = null;
+  }
   const [list, domains] = await Promise.all([
     get(`/v1/api-keys${qs({ page, limit: LIMIT })}`),
     get('/v1/domains?limit=100').catch(() => ({ data: [] })),
@@ -42,9 +47,9 @@ export async function render(main, ctx) {
     if (test.checked) body.test = true;
     const k = await act(out, () => post('/v1/api-keys', body), null, form.querySelector('button'));
     if (!k) return;
-    form.reset();
-    clear(out, secretBox(`Key “${k.name}” created`, k.key, 'Copy it now: it is shown this once, and only its hash is kept.'));
-    out.querySelector('button')?.focus();
+    created = k;
+    await ctx.reload();
+    document.querySelector('#main .secret button')?.focus();
   } },
   h('h2', null, 'Create a key'), field('Name', name), field('Permission', perm),
   field('Only from domain', dom, 'A key tied to a domain sends only from it.'),
