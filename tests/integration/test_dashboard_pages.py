@@ -472,6 +472,18 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     shown = d.execute_script("return document.querySelector('.html-view').shadowRoot.textContent")
     assert "Hello Ann" in shown
     shots += shot(d, "template")
+    subject = d.find_element(By.CSS_SELECTOR, "#edit-template input[name=subject]")
+    subject.clear()
+    subject.send_keys("Hi {{name}}")
+    d.find_element(By.CSS_SELECTOR, "#edit-template button[type=submit]").click()
+    wait(d, lambda: "Saved." in d.find_element(By.ID, "main").text, what="the template saved")
+    tpl = ph.get("/v1/templates", key=key).json()["data"][0]
+    assert tpl["subject"] == "Hi {{name}}"
+    d.find_element(By.XPATH, "//section[contains(@class,'danger-zone')]//button[text()='Delete']").click()
+    d.execute_script("document.getElementById('main').dataset.stale = '1';")
+    d.find_element(By.XPATH, "//section[contains(@class,'danger-zone')]//button[text()='Yes, delete']").click()
+    wait_ready(d, "templates")
+    assert ph.get(f"/v1/templates/{tpl['id']}", key=key).status == 404
 
     # Keyboard: Tab from the top reaches every menu link, and focus is visible.
     reached, outline = set(), None
