@@ -1,9 +1,10 @@
 // Builds the dashboard: node web/build.mjs OUTDIR (after npm ci --prefix web).
-// Writes OUTDIR/index.html and OUTDIR/assets/app-<hash>.js, OUTDIR/assets/app-<hash>.css:
+// Writes OUTDIR/index.html and OUTDIR/assets/app-<sha256>.js, OUTDIR/assets/app-<sha256>.css:
 // src/main.js and everything it imports (uPlot and its CSS included) bundled and minified by
 // esbuild, with content-hashed names that index.html references. Nothing inline (the page's
 // CSP is script-src 'self'; style-src 'self'), nothing from another origin.
 import * as esbuild from 'esbuild';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,28 +20,34 @@ const assets = path.join(outdir, 'assets');
 fs.rmSync(assets, { recursive: true, force: true });
 fs.mkdirSync(assets, { recursive: true });
 
+// Built in memory, then named by a hash of each file's own bytes: the same sources give the
+// same names wherever and from whatever directory they are built (esbuild's [hash] also
+// covers paths).
 const result = await esbuild.build({
   entryPoints: { app: path.join(here, 'src', 'main.js') },
+  absWorkingDir: here,
   bundle: true,
   minify: true,
   format: 'esm',
   target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
   outdir: assets,
-  entryNames: '[name]-[hash]',
-  assetNames: '[name]-[hash]',
-  metafile: true,
+  entryNames: '[name]',
   legalComments: 'eof',
   logLevel: 'warning',
+  write: false,
 });
 
 let js = null;
 let css = null;
-for (const [file, meta] of Object.entries(result.metafile.outputs)) {
-  const name = path.basename(file);
-  if (meta.entryPoint && name.endsWith('.js')) js = name;
-  else if (name.endsWith('.css')) css = name;
+for (const file of result.outputFiles) {
+  const ext = path.extname(file.path);
+  if (ext !== '.js' && ext !== '.css') throw new Error(`unexpected output ${file.path}`);
+  const hash = createHash('sha256').update(file.contents).digest('hex').slice(0, 12);
+  const name = `app-${hash}${ext}`;
+  fs.writeFileSync(path.join(assets, name), file.contents);
+  if (ext === '.js') js = name; else css = name;
 }
-if (!js || !css) throw new Error(`esbuild made no JS or no CSS: ${JSON.stringify(Object.keys(result.metafile.outputs))}`);
+if (!js || !css) throw new Error('esbuild made no JS or no CSS');
 
 const template = fs.readFileSync(path.join(here, 'src', 'index.html'), 'utf8');
 const html = template
