@@ -189,7 +189,8 @@ def click_and_wait_ready(d, element, page):
 
 def sign_in(d, base, key):
     d.get(base)
-    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "form#signin input[name=key]"), what="sign-in form")
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "form#signin input[name=key]"),
+         what="sign-in form")
     field = d.find_element(By.CSS_SELECTOR, "form#signin input[name=key]")
     field.clear()
     field.send_keys(key)
@@ -217,7 +218,8 @@ def shot(d, name: str) -> list[pathlib.Path]:
             wide = d.execute_script(
                 "return [...document.querySelectorAll('body *')].filter(e => "
                 "e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'visible')"
-                ".slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + e.scrollWidth + '>' + e.clientWidth)", w)
+                ".slice(0, 5).map(e => `${e.tagName}.${e.className} "
+                "${e.scrollWidth}>${e.clientWidth}`)", w)
             assert width <= w + 1, f"{route} scrolls sideways at {w} px ({width} px wide): {wide}"
         out.append(p)
     d.set_window_size(*SIZES["desktop"])
@@ -226,6 +228,26 @@ def shot(d, name: str) -> list[pathlib.Path]:
 
 def api_404(server, key, path) -> bool:
     return server.get(path, key=key).status == 404
+
+
+STATS_PROBE = "/v1/stats?interval=day&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z"
+TIMELINE = "//section[h2[text()='Timeline']]"
+DANGER = "//section[contains(@class,'danger-zone')]"
+
+
+def switch_input(d, label):
+    return d.find_element(
+        By.XPATH, f"//label[contains(@class,'switch')][.//span[text()='{label}']]//input")
+
+
+def verify_sender(world) -> dict:
+    """The sending domain, published in dnsmasq and verified through the API."""
+    ph, key = world.server, world.key
+    r = ph.request("POST", "/v1/domains", key=key, body={"domain": SENDER})
+    publish(world.dns, ph, r.json())
+    v = ph.request("POST", f"/v1/domains/{r.json()['id']}/verify", key=key).json()
+    assert v["status"] == "VERIFIED", v
+    return v
 
 
 # ---- the tests ----
@@ -267,12 +289,12 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     wait(d, lambda: "Verified: every DKIM" in d.find_element(By.ID, "main").text, what="VERIFIED")
     assert ph.get(f"/v1/domains/{dom_id}", key=key).json()["status"] == "VERIFIED"
     # A switch is a PATCH.
-    switch = d.find_element(By.XPATH, "//label[contains(@class,'switch')][.//span[text()='Open tracking']]//input")
+    switch = switch_input(d, "Open tracking")
     assert not switch.is_selected()
     switch.click()
     wait(d, lambda: ph.get(f"/v1/domains/{dom_id}", key=key).json()["tracking"]["open_tracking"],
          what="open tracking on")
-    d.find_element(By.XPATH, "//label[contains(@class,'switch')][.//span[text()='Inbound']]//input").click()
+    switch_input(d, "Inbound").click()
     wait(d, lambda: ph.get(f"/v1/domains/{dom_id}", key=key).json()["config"]["inbound"],
          what="inbound on")
     d.find_element(By.ID, "rotate-dkim").click()
@@ -313,15 +335,16 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     raw = main.find_element(By.CSS_SELECTOR, f"a[download][href='/v1/emails/{em}/raw']")
     assert raw.is_displayed()
     events_missing = api_404(ph, key, f"/v1/emails/{em}/events")
-    timeline = main.find_element(By.XPATH, "//section[h2[text()='Timeline']]")
+    timeline = main.find_element(By.XPATH, TIMELINE)
     if events_missing:
         assert "does not keep an event timeline" in timeline.text
     else:
-        wait(d, lambda: "email.delivered" in d.find_element(
-            By.XPATH, "//section[h2[text()='Timeline']]").text, what="email.delivered in the timeline")
+        wait(d, lambda: "email.delivered" in d.find_element(By.XPATH, TIMELINE).text,
+             what="email.delivered in the timeline")
     preview_missing = api_404(ph, key, f"/v1/emails/{em}/preview")
     if not preview_missing:
-        frame = wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "iframe.preview"), what="the preview")[0]
+        frame = wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "iframe.preview"),
+                     what="the preview")[0]
         assert frame.get_attribute("sandbox") == "", "sandboxed: no scripts, no same origin"
     shots += shot(d, "email")
     goto(d, base, "#/emails", "emails")
@@ -374,7 +397,8 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
          timeout=20, what="the webhook's delivery")
     assert "HTTP 200" in d.find_element(By.CSS_SELECTOR, "table.deliveries").text
     assert len(receiver.requests) >= 1
-    d.find_element(By.XPATH, "//table[contains(@class,'deliveries')]//button[text()='Replay']").click()
+    d.find_element(By.XPATH, "//table[contains(@class,'deliveries')]//button[text()='Replay']"
+                   ).click()
     wait(d, lambda: "is made again" in d.find_element(By.ID, "main").text, what="the replay")
     wait_for(lambda: len(receiver.requests) >= 2, timeout=15, what="the replayed call")
     form = d.find_element(By.ID, "edit-webhook")
@@ -421,8 +445,9 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     shots += shot(d, "inbound-email")
 
     # The other pages load, with their empty states, and are photographed.
-    stats_missing = api_404(ph, key, "/v1/stats?interval=hour&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z")
-    for route, page, must in (("#/", "overview", "Queue"), ("#/inbound", "inbound", "Inbound for the dashboard"),
+    stats_missing = api_404(ph, key, STATS_PROBE)
+    for route, page, must in (("#/", "overview", "Queue"),
+                              ("#/inbound", "inbound", "Inbound for the dashboard"),
                               ("#/logs", "logs", "/v1/"), ("#/keys", "keys", "this session"),
                               ("#/templates", "templates", "No template yet")):
         main = goto(d, base, route, page)
@@ -437,7 +462,8 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     d.execute_script("document.getElementById('main').dataset.stale = '1';")
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     wait_ready(d, "keys")
-    new_key = wait(d, lambda: d.find_elements(By.CSS_SELECTOR, ".secret .secret-value"), what="the new key")[0].text
+    new_key = wait(d, lambda: d.find_elements(By.CSS_SELECTOR, ".secret .secret-value"),
+                   what="the new key")[0].text
     assert re.fullmatch(r"ph_[0-9a-z]{32}", new_key), new_key
     assert ph.get("/v1/domains", key=new_key).status == 403, "a sending key, as chosen"
     d.find_element(By.XPATH, "//tr[td[contains(., 'shop')]]//button[text()='Revoke']").click()
@@ -454,7 +480,8 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     main = click_and_wait_ready(d, nxt, "logs")
     assert "Page 2 of" in main.text and "page=2" in d.current_url
     main = goto(d, base, "#/logs?method=DELETE", "logs")
-    methods = {td.text for td in main.find_elements(By.CSS_SELECTOR, "table.list td[data-label=Method]")}
+    cells = main.find_elements(By.CSS_SELECTOR, "table.list td[data-label=Method]")
+    methods = {td.text for td in cells}
     assert methods == {"DELETE"}, methods
 
     # A template: created, then rendered in its page.
@@ -468,7 +495,8 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     main = wait_ready(d, "template")
     d.find_element(By.NAME, "render-variables").send_keys('{"name": "Ann"}')
     d.find_element(By.CSS_SELECTOR, "#render-template button").click()
-    wait(d, lambda: "Welcome, Ann" in d.find_element(By.CSS_SELECTOR, ".rendered").text, what="the render")
+    wait(d, lambda: "Welcome, Ann" in d.find_element(By.CSS_SELECTOR, ".rendered").text,
+         what="the render")
     shown = d.execute_script("return document.querySelector('.html-view').shadowRoot.textContent")
     assert "Hello Ann" in shown
     shots += shot(d, "template")
@@ -479,15 +507,16 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     wait(d, lambda: "Saved." in d.find_element(By.ID, "main").text, what="the template saved")
     tpl = ph.get("/v1/templates", key=key).json()["data"][0]
     assert tpl["subject"] == "Hi {{name}}"
-    d.find_element(By.XPATH, "//section[contains(@class,'danger-zone')]//button[text()='Delete']").click()
+    d.find_element(By.XPATH, f"{DANGER}//button[text()='Delete']").click()
     d.execute_script("document.getElementById('main').dataset.stale = '1';")
-    d.find_element(By.XPATH, "//section[contains(@class,'danger-zone')]//button[text()='Yes, delete']").click()
+    d.find_element(By.XPATH, f"{DANGER}//button[text()='Yes, delete']").click()
     wait_ready(d, "templates")
     assert ph.get(f"/v1/templates/{tpl['id']}", key=key).status == 404
 
     # Keyboard: Tab from the top reaches every menu link, and focus is visible.
     reached, outline = set(), None
-    d.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0);")
+    d.execute_script("document.activeElement && document.activeElement.blur();"
+                     "window.scrollTo(0, 0);")
     d.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
     for _ in range(20):
         el = d.switch_to.active_element
@@ -511,14 +540,16 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     toggle.click()
     assert toggle.get_attribute("aria-expanded") == "true"
     click_and_wait_ready(d, d.find_element(By.CSS_SELECTOR, "#menu a[href='#/logs']"), "logs")
-    assert not d.find_element(By.CSS_SELECTOR, "#menu a[href='#/logs']").is_displayed(), "closed again"
+    assert not d.find_element(By.CSS_SELECTOR, "#menu a[href='#/logs']").is_displayed(), \
+        "closed again"
     d.set_window_size(*SIZES["desktop"])
 
     # Sign out: back to the sign-in form, and the session is gone after a reload too.
     d.find_element(By.ID, "signout").click()
     wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "form#signin"), what="the sign-in form")
     d.get(base + "#/emails")
-    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "form#signin"), what="signed out after a reload")
+    wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "form#signin"),
+         what="signed out after a reload")
     assert not d.find_elements(By.CSS_SELECTOR, "nav#menu")
 
     assert len(shots) >= 24 and all(p.stat().st_size > 2000 for p in shots)
@@ -539,9 +570,7 @@ def test_a_sending_key_is_told_what_it_may_not_see(world, dashboard_url, browser
     """A sending key signs in, sees the email it sent, and the pages it may not read say so
     in words (403)."""
     d, ph, key = browser, world.server, world.key
-    r = ph.request("POST", "/v1/domains", key=key, body={"domain": SENDER})
-    publish(world.dns, ph, r.json())
-    assert ph.request("POST", f"/v1/domains/{r.json()['id']}/verify", key=key).json()["status"] == "VERIFIED"
+    verify_sender(world)
     sending = ph.request("POST", "/v1/api-keys", key=key,
                          body={"name": "shop", "permission": "sending"}).json()["key"]
     r = ph.request("POST", "/v1/emails", key=sending, body={
@@ -558,7 +587,7 @@ def test_a_sending_key_is_told_what_it_may_not_see(world, dashboard_url, browser
     main = goto(d, dashboard_url, f"#/emails/{r.json()['id']}", "email")
     assert "Sent by the shop" in main.text and "cy@accept.example.net" in main.text
     allowed = [("/dashboard/session", 401), ("/v1/", 403)]
-    if api_404(ph, key, "/v1/stats?interval=day&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z"):
+    if api_404(ph, key, STATS_PROBE):
         allowed.append(("/v1/stats", 404))
     for part in ("events", "preview"):  # while those endpoints are not on this posthorn
         if api_404(ph, key, f"/v1/emails/{r.json()['id']}/{part}"):
@@ -571,31 +600,31 @@ def test_email_timeline_and_preview(world, dashboard_url, browser):
     """The parts of an email's page that need GET /v1/emails/{id}/events and …/preview:
     skipped while this posthorn answers 404 there."""
     d, ph, key = browser, world.server, world.key
-    r = ph.request("POST", "/v1/domains", key=key, body={"domain": SENDER})
-    publish(world.dns, ph, r.json())
-    assert ph.request("POST", f"/v1/domains/{r.json()['id']}/verify", key=key).json()["status"] == "VERIFIED"
+    verify_sender(world)
     r = ph.request("POST", "/v1/emails", key=key, body={
         "from": f"hello@{SENDER}", "to": "bob@accept.example.net", "subject": "Timeline",
         "html": "<p>Hi <b>Bob</b></p>"})
     em = r.json()["id"]
     if api_404(ph, key, f"/v1/emails/{em}/events"):
-        pytest.skip("GET /v1/emails/{id}/events answers 404 on this posthorn (built by another part of issue 31)")
+        pytest.skip("GET /v1/emails/{id}/events answers 404 on this posthorn "
+                    "(built by another part of issue 31)")
     sign_in(d, dashboard_url, key)
     wait_ready(d, "overview")
     goto(d, dashboard_url, f"#/emails/{em}", "email")
-    wait(d, lambda: "email.delivered" in d.find_element(
-        By.XPATH, "//section[h2[text()='Timeline']]").text, timeout=30, what="email.delivered")
+    wait(d, lambda: "email.delivered" in d.find_element(By.XPATH, TIMELINE).text, timeout=30,
+         what="email.delivered")
     timeline = d.find_element(By.CSS_SELECTOR, "ol.timeline").text
     assert "bob@accept.example.net" in timeline and "250" in timeline
     if api_404(ph, key, f"/v1/emails/{em}/preview"):
         pytest.skip("GET /v1/emails/{id}/preview answers 404 on this posthorn")
-    frame = wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "iframe.preview"), what="the preview")[0]
+    frame = wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "iframe.preview"),
+                 what="the preview")[0]
     assert frame.get_attribute("sandbox") == ""
     d.switch_to.frame(frame)
     assert "Bob" in d.find_element(By.TAG_NAME, "body").text
     d.switch_to.default_content()
     allowed = [("/dashboard/session", 401)]
-    if api_404(ph, key, "/v1/stats?interval=day&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z"):
+    if api_404(ph, key, STATS_PROBE):
         allowed.append(("/v1/stats", 404))
     errors = severe(d, allowed)
     assert errors == [], "errors in the browser console:\n" + "\n".join(errors)

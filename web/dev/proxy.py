@@ -24,6 +24,7 @@ import http.server
 import json
 import mimetypes
 import pathlib
+import re
 import secrets
 import sys
 import threading
@@ -122,7 +123,7 @@ def make_handler(root: pathlib.Path, upstream: urllib.parse.SplitResult, session
             path = urllib.parse.urlsplit(self.path).path
             if path in ("/", "/index.html"):
                 f = root / "index.html"
-            elif path.startswith("/assets/") and "/" not in path[len("/assets/"):] and ".." not in path:
+            elif re.fullmatch(r"/assets/[A-Za-z0-9._-]+", path) and ".." not in path:
                 f = root / "assets" / path[len("/assets/"):]
             else:
                 return self.json_error(404, "NOT_FOUND", "not found")
@@ -161,7 +162,8 @@ def make_handler(root: pathlib.Path, upstream: urllib.parse.SplitResult, session
                 key = json.loads(self.body() or b"{}")["key"]
                 assert isinstance(key, str) and key
             except Exception:
-                return self.json_error(400, "VALIDATION_ERROR", "the body must be {\"key\": \"ph_…\"}")
+                return self.json_error(400, "VALIDATION_ERROR",
+                                       'the body must be {"key": "ph_…"}')
             # Who is this key? GET /v1/api-keys answers a full key's list (its own entry by
             # prefix); a sending key is 403 there, which still proves it valid.
             status, _, raw = self.upstream("GET", "/v1/api-keys?limit=100", key)
@@ -239,8 +241,8 @@ def main(argv=None) -> int:
         print(f"{root}/index.html is missing: run node web/build.mjs {a.dir}", file=sys.stderr)
         return 2
     host, _, port = a.listen.rpartition(":")
-    srv = http.server.ThreadingHTTPServer((host or "127.0.0.1", int(port)),
-                                          make_handler(root, urllib.parse.urlsplit(a.upstream), Sessions()))
+    handler = make_handler(root, urllib.parse.urlsplit(a.upstream), Sessions())
+    srv = http.server.ThreadingHTTPServer((host or "127.0.0.1", int(port)), handler)
     srv.daemon_threads = True
     srv.verbose = a.verbose
     print(f"listening on http://{srv.server_address[0]}:{srv.server_address[1]}", flush=True)
