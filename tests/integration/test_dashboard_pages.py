@@ -30,7 +30,8 @@ from support.posthorn import free_port, wait_for
 from support.smtp_sink import SmtpSink
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="python3-selenium is not installed")
-from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.common.exceptions import (  # noqa: E402
+    StaleElementReferenceException, TimeoutException)
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -161,7 +162,9 @@ def severe(d, allowed: list[tuple[str, int]]) -> list[str]:
 
 def wait(d, cond, timeout=15, what="condition"):
     try:
-        return WebDriverWait(d, timeout, poll_frequency=0.1).until(lambda _: cond())
+        return WebDriverWait(d, timeout, poll_frequency=0.1,
+                             ignored_exceptions=(StaleElementReferenceException,)
+                             ).until(lambda _: cond())
     except TimeoutException:
         main = d.find_elements(By.ID, "main")
         text = main[0].text[:2000] if main else d.page_source[:2000]
@@ -233,6 +236,15 @@ def api_404(server, key, path) -> bool:
 STATS_PROBE = "/v1/stats?interval=day&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z"
 TIMELINE = "//section[h2[text()='Timeline']]"
 DANGER = "//section[contains(@class,'danger-zone')]"
+
+
+def click_fresh(d, by, selector, tries=3):
+    for i in range(tries):
+        try:
+            return d.find_element(by, selector).click()
+        except StaleElementReferenceException:
+            if i == tries - 1:
+                raise
 
 
 def switch_input(d, label):
@@ -395,12 +407,16 @@ def test_page_flow(world, dashboard_url, browser, webhook_receiver):
     wait(d, lambda: "suppression.added" in d.find_element(By.CSS_SELECTOR, "table.deliveries").text
          if d.find_elements(By.CSS_SELECTOR, "table.deliveries") else False,
          timeout=20, what="the webhook's delivery")
-    assert "HTTP 200" in d.find_element(By.CSS_SELECTOR, "table.deliveries").text
+    wait(d, lambda: "HTTP 200" in d.find_element(By.CSS_SELECTOR, "table.deliveries").text,
+         what="the endpoint's answer")
     assert len(receiver.requests) >= 1
-    d.find_element(By.XPATH, "//table[contains(@class,'deliveries')]//button[text()='Replay']"
-                   ).click()
+    # The table refreshes itself every 5 s: find the button again if it was just replaced.
+    click_fresh(d, By.XPATH, "//table[contains(@class,'deliveries')]//button[text()='Replay']")
     wait(d, lambda: "is made again" in d.find_element(By.ID, "main").text, what="the replay")
     wait_for(lambda: len(receiver.requests) >= 2, timeout=15, what="the replayed call")
+    d.find_element(By.ID, "rotate-secret").click()
+    wait(d, lambda: "New signing secret" in d.find_element(By.ID, "main").text, what="rotation")
+    assert d.find_element(By.CSS_SELECTOR, ".secret .secret-value").text.startswith("whsec_")
     form = d.find_element(By.ID, "edit-webhook")
     form.find_element(By.CSS_SELECTOR, "input[value='email.opened']").click()
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
