@@ -224,14 +224,20 @@ def test_an_expired_session_is_refused(server):
 
 def test_a_revoked_keys_session_is_refused_at_once(server):
     admin = server.account_with_key("acme")
-    made = server.request("POST", "/v1/api-keys", key=admin, body={"name": "dash"})
+    made = server.request("POST", "/v1/api-keys", key=admin,
+                          body={"name": "dash", "permission": "sending"})
     assert made.status == 201, made
     other = made.json()
     body, cookie, _ = sign_in(server, other["key"])
     assert body["key"]["id"] == other["id"] and body["key"]["name"] == "dash"
-    assert server.get("/v1/domains", headers=with_cookie(cookie)).status == 200
+    assert body["key"]["permission"] == "sending", body
+    # The session has the key's permissions: a sending key manages no domains.
+    error_of(server.get("/v1/domains", headers=with_cookie(cookie)), 403, "FORBIDDEN")
+    error_of(server.get(f"/v1/emails/em_{'0' * 26}", headers=with_cookie(cookie)), 404,
+             "NOT_FOUND")
     assert server.request("DELETE", f"/v1/api-keys/{other['id']}", key=admin).status == 200
-    error_of(server.get("/v1/domains", headers=with_cookie(cookie)), 401, "UNAUTHORIZED")
+    error_of(server.get(f"/v1/emails/em_{'0' * 26}", headers=with_cookie(cookie)), 401,
+             "UNAUTHORIZED")
     error_of(server.get("/dashboard/session", headers=with_cookie(cookie)), 401, "UNAUTHORIZED")
     error_of(server.request("POST", "/dashboard/session", body={"key": other["key"]}), 401,
              "UNAUTHORIZED")
