@@ -8,6 +8,7 @@
 
 #include "api/cookies.hpp"
 #include "api/detail/context.hpp"
+#include "api/domains.hpp"
 #include "api/keys.hpp"
 #include "core/client_limits.hpp"
 #include "core/log.hpp"
@@ -15,6 +16,7 @@
 #include "core/time.hpp"
 #include "crypto/hash.hpp"
 #include "crypto/keys.hpp"
+#include "domain/sending_domain.hpp"
 #include "domain/vocabulary.hpp"
 
 namespace posthorn::api {
@@ -133,7 +135,26 @@ bool is_hashed_asset_name(std::string_view name) noexcept {
 }
 
 Dashboard::Dashboard(DashboardDeps deps, DashboardOptions options, V1& v1)
-    : deps_(deps), options_(options), v1_(v1) {}
+    : deps_(deps), options_(std::move(options)), v1_(v1) {
+    const auto& url = options_.public_url;
+    const auto scheme_end = url.find("://");
+    public_host_ = url.substr(scheme_end == std::string::npos ? 0 : scheme_end + 3);
+    public_host_ = public_host_.substr(0, public_host_.find('/'));
+}
+
+asio::awaitable<bool> Dashboard::on_tracking_host(const http::Request& req) {
+    const auto host = req.header("host");
+    if (!host) co_return false;
+    auto parts = domain::tracking_host_parts(*host);
+    if (!parts || domain::tracking_host_parts(public_host_) == parts) co_return false;
+    // Named strings, not a structured binding: GCC 12 mishandles those in coroutines.
+    std::string label = std::move(parts->first);
+    std::string name = std::move(parts->second);
+    auto found = co_await deps_.domains.tracking_domains(std::move(label), std::move(name));
+    if (!found) co_return false;
+    co_return std::any_of(found->begin(), found->end(),
+                          [](const store::Domain& d) { return tracking_verified(d); });
+}
 
 asio::awaitable<http::Admission> Dashboard::admit(http::Request& req) {
     if (!options_.enabled) co_return co_await v1_.admit(req);
@@ -162,6 +183,10 @@ asio::awaitable<http::Admission> Dashboard::admit(http::Request& req) {
 asio::awaitable<http::Response> Dashboard::handle(http::Request req) {
     if (!options_.enabled || !is_dashboard_path(req.path))
         co_return co_await v1_.handle(std::move(req));
+    // A tracking host is an account's domain: V1 serves the tracking paths there, and answers
+    // 404 for anything else.
+    const bool tracking_host = co_await on_tracking_host(req);
+    if (tracking_host) co_return co_await v1_.handle(std::move(req));
     if (req.path == kSessionPath) co_return co_await session_endpoint(std::move(req));
     if (req.path == "/" || req.path.starts_with("/assets/")) co_return serve_file(options_, req);
     co_return not_found("no route for " + req.path);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <variant>
 
@@ -43,6 +44,9 @@ struct DashboardOptions {
     std::int64_t session_ttl_s = 43200;
     bool secure_cookie = false;  // the session cookie carries Secure
     std::span<const StaticFile> files;
+    // server.public_url: the dashboard is not served on a verified custom tracking host
+    // (docs/tracking.md), which is an account's domain, only on the others.
+    std::string public_url = "http://localhost:8080";
 };
 
 // The headers of every dashboard answer (the CSP, nosniff, no referrer, no framing).
@@ -81,6 +85,8 @@ class Dashboard {
         const http::Request& req);
 
   private:
+    // Whether the request's Host is another than public_url's and a verified tracking host.
+    asio::awaitable<bool> on_tracking_host(const http::Request& req);
     asio::awaitable<http::Response> session_endpoint(http::Request req);
     asio::awaitable<http::Response> sign_in(http::Request req);
     asio::awaitable<http::Response> failed_sign_in(std::string client, std::string prefix,
@@ -90,6 +96,7 @@ class Dashboard {
     DashboardDeps deps_;
     DashboardOptions options_;
     V1& v1_;
+    std::string public_host_;  // of public_url, with its port if it names one
 };
 
 // For a request that changes something (any method but GET, HEAD and OPTIONS): 403

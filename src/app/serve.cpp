@@ -425,7 +425,8 @@ int serve(const Config& config) {
                              {.enabled = config.dashboard.enabled,
                               .session_ttl_s = config.dashboard.session_ttl_s,
                               .secure_cookie = config.dashboard_secure_cookie(),
-                              .files = web_assets()},
+                              .files = web_assets(),
+                              .public_url = config.server.public_url},
                              v1);
 
     // MTA-STS policies come through a client of their own: its own CAs and private-address

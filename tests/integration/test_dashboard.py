@@ -10,7 +10,7 @@ import re
 
 from browser import By, EC, browser, console_errors, screenshot, server_url, wait  # noqa: F401
 from support.dnsmasq import Dnsmasq
-from support.domains import dns_env, verified_domain
+from support.domains import dns_env, publish, verified_domain
 from support.posthorn import wait_for
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -121,6 +121,31 @@ def test_a_disabled_dashboard_is_not_found(posthorn_factory):
     error_of(ph.request("POST", "/dashboard/session", body={"key": key}), 404, "NOT_FOUND")
     assert ph.get("/v1/logs", key=key).status == 200, "the API is not the dashboard"
     error_of(ph.get("/v1/logs", headers=with_cookie("x" * 64)), 401, "UNAUTHORIZED")
+
+
+def test_the_dashboard_is_not_served_on_a_tracking_host(posthorn_factory, dns):
+    """A verified custom tracking host is an account's domain: no sign-in page there."""
+    sender, target = "mail.example.com", "track.posthorn.test"
+    ph = posthorn_factory(env={**dns_env(dns), "POSTHORN_SERVER_PUBLIC_URL": "http://127.0.0.1:1",
+                               "POSTHORN_TRACKING_CNAME_TARGET": target}).start()
+    key = ph.account_with_key("acme")
+    r = ph.request("POST", "/v1/domains", key=key, body={"domain": sender})
+    assert r.status == 201, r
+    domain = r.json()
+    publish(dns, ph, domain, restart=False)
+    dns.cname(f"links.{sender}", target)
+    dns.host(target, "127.0.0.12")
+    dns.restart()
+    v = ph.request("POST", f"/v1/domains/{domain['id']}/verify", key=key).json()
+    assert v["records"]["tracking"]["status"] == "VERIFIED", v
+    host = {"Host": f"links.{sender}"}
+    for path in ("/", "/assets/app.js"):
+        error_of(ph.get(path, headers=host), 404, "NOT_FOUND")
+    error_of(ph.request("POST", "/dashboard/session", body={"key": key}, headers=host), 404,
+             "NOT_FOUND")
+    assert ph.get("/").status == 200, "on public_url's host it is"
+    assert ph.get("/", headers={"Host": "links.other.example.com"}).status == 200, \
+        "nor on a host that is no verified tracking host"
 
 
 # ---- sessions ----
