@@ -380,3 +380,31 @@ def test_a_wrong_key_in_the_browser_shows_an_error_and_sets_no_cookie(server, br
     # The failed sign-in's 401 is expected in the console, nothing else.
     assert console_errors(browser, allowed=(EXPECTED_401, "/dashboard/session - Failed to load "
                                             "resource: the server responded with a status of 401")) == []
+
+
+def test_the_session_answers_match_the_openapi_document(server):
+    from test_openapi import node_check
+    key = server.account_with_key("acme")
+    answers = []
+
+    def record(method, r):
+        body = r.json() if r.headers.get("content-type", "").startswith("application/json") \
+            else None
+        answers.append({"method": method, "path": "/dashboard/session", "status": r.status,
+                        "body": body})
+        return r
+
+    r = record("POST", server.request("POST", "/dashboard/session", body={"key": key}))
+    cookie = re.match(COOKIE + r"=([^;]+);", r.headers["set-cookie"]).group(1)
+    token = r.json()["csrf_token"]
+    record("GET", server.get("/dashboard/session", headers=with_cookie(cookie)))
+    record("POST", server.request("POST", "/dashboard/session", body={"key": BAD_KEY}))
+    record("POST", server.request("POST", "/dashboard/session", body={"x": 1}))
+    record("POST", server.request("POST", "/dashboard/session", body="{"))
+    record("DELETE", server.request("DELETE", "/dashboard/session", headers=with_cookie(cookie)))
+    record("DELETE", server.request("DELETE", "/dashboard/session",
+                                    headers=with_cookie(cookie, token)))
+    record("GET", server.get("/dashboard/session", headers=with_cookie(cookie)))
+    assert [a["status"] for a in answers] == [200, 200, 401, 422, 400, 403, 204, 401], answers
+    out = node_check(answers)
+    assert out["ok"], out["errors"]
