@@ -19,6 +19,7 @@ packages=(
   curl sqlite3 python3 python3-pytest python3-aiosmtpd python3-dkim python3-cryptography dnsmasq-base swaks
   python3-psycopg2  # the integration tests' reads of a PostgreSQL store (tests/support/store.py)
   python3-prometheus-client  # a real parser of GET /metrics in the tests
+  chromium chromium-driver python3-selenium  # the dashboard's browser tests (docs/testing.md)
   python3-spf  # a real SPF check (pyspf, over python3-dnspython) of the custom return path
   spamassassin  # its local tests read the header block of delivered mail (test_headers.py)
   libnet-ssleay-perl  # swaks's STARTTLS (a Recommends of swaks, which --no-install-recommends skips)
@@ -60,8 +61,22 @@ install_node_clients() {
   npm install --prefix "$dir" --no-package-lock --no-audit --no-fund --loglevel=error >/dev/null
 }
 
+# The dashboard's npm packages (web/package-lock.json, docs/dashboard.md), which the build
+# bundles: `npm ci` when web/node_modules is missing or older than the lock file.
+install_web_packages() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/web"
+  [[ -f "$dir/package-lock.json" ]] || return 0
+  [[ -d "$dir/node_modules" && "$dir/node_modules" -nt "$dir/package-lock.json" ]] && return 0
+  command -v npm >/dev/null 2>&1 || return 0
+  echo "install-deps: installing the dashboard's npm packages (npm ci --prefix web)"
+  npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >/dev/null
+  mkdir -p "$dir/node_modules" && touch "$dir/node_modules"
+}
+
 if [[ ${#missing[@]} -eq 0 ]]; then
   install_node_clients
+  install_web_packages
   exit 0
 fi
 
@@ -92,3 +107,4 @@ status=0
 [[ $own_policy -eq 0 ]] || "${sudo[@]}" rm -f "$policy"
 [[ $status -eq 0 ]] || exit "$status"
 install_node_clients
+install_web_packages

@@ -428,10 +428,29 @@ const Spec kDomainSpecs[] = {
      }},
 };
 
-// Every key, in the three tables.
-const std::array<std::span<const Spec>, 3> kAllSpecs{std::span<const Spec>(kSpecs),
-                                                     std::span<const Spec>(kOperationsSpecs),
-                                                     std::span<const Spec>(kDomainSpecs)};
+// The keys of issue 31 (the web dashboard, docs/dashboard.md): a table of their own, for the
+// reason kOperationsSpecs gives.
+const Spec kDashboardSpecs[] = {
+    {"dashboard", "enabled", Kind::boolean,
+     [](Config& c, const std::string&, const Value& v) {
+         c.dashboard.enabled = std::get<bool>(v);
+     }},
+    {"dashboard", "session_ttl_s", Kind::integer,
+     [](Config& c, const std::string& k, const Value& v) {
+         c.dashboard.session_ttl_s = int_in(k, v, 60, 31'536'000);
+     }},
+    {"dashboard", "secure_cookie", Kind::string,
+     [](Config& c, const std::string& k, const Value& v) {
+         if (str(v) != "auto" && str(v) != "always" && str(v) != "never")
+             fail(k, "'" + str(v) + "' is not one of auto, always, never");
+         c.dashboard.secure_cookie = str(v);
+     }},
+};
+
+// Every key, in the four tables.
+const std::array<std::span<const Spec>, 4> kAllSpecs{
+    std::span<const Spec>(kSpecs), std::span<const Spec>(kOperationsSpecs),
+    std::span<const Spec>(kDomainSpecs), std::span<const Spec>(kDashboardSpecs)};
 
 const Spec* find_spec(std::string_view section, std::string_view key) {
     for (const auto table : kAllSpecs)
@@ -583,6 +602,13 @@ std::string Config::tracking_cname_target() const {
     auto u = boost::urls::parse_absolute_uri(server.public_url);
     if (!u) return "localhost";  // public_url is checked at load: not reached
     return std::string(u->host());
+}
+
+bool Config::dashboard_secure_cookie() const {
+    if (dashboard.secure_cookie == "always") return true;
+    if (dashboard.secure_cookie == "never") return false;
+    auto u = boost::urls::parse_absolute_uri(server.public_url);
+    return u && u->scheme() == "https";
 }
 
 std::size_t Config::http_body_limit() const {

@@ -120,10 +120,20 @@ struct Config {
         int logs_days = 90;
     } retention;
     struct {
+        bool enabled = true;                 // serve the dashboard at / (docs/dashboard.md)
+        std::int64_t session_ttl_s = 43200;  // a session's lifetime from its sign-in
+        // Whether the session cookie carries Secure: "auto" (when server.public_url is
+        // https://: the HTTP listener has no TLS of its own, a proxy in front serves it),
+        // "always" or "never".
+        std::string secure_cookie = "auto";
+    } dashboard;
+    struct {
         bool allow_private_targets = false;
         std::vector<int> retry_schedule_s{10, 60, 600, 3600, 21600, 86400};
     } webhooks;
 
+    // dashboard.secure_cookie decided: "always", or "auto" with an https:// public_url.
+    bool dashboard_secure_cookie() const;
     // sqlite://PATH → PATH; empty for other schemes.
     std::string sqlite_path() const;
     // tracking.cname_target, or the host of server.public_url when it is not set.

@@ -116,6 +116,34 @@ TEST(Config, ErrorsNameTheKey) {
               std::string::npos);
 }
 
+TEST(Config, Dashboard) {
+    const auto d = load_config("", Env{}.getenv());
+    EXPECT_TRUE(d.dashboard.enabled) << "on by default";
+    EXPECT_EQ(d.dashboard.session_ttl_s, 43200);
+    EXPECT_FALSE(d.dashboard_secure_cookie()) << "auto, and public_url is http://";
+    EXPECT_FALSE(
+        load_config("", Env{{{"POSTHORN_DASHBOARD_ENABLED", "false"}}}.getenv()).dashboard.enabled);
+    EXPECT_EQ(load_config(write_toml("[dashboard]\nsession_ttl_s = 600\n"), Env{}.getenv())
+                  .dashboard.session_ttl_s,
+              600);
+    EXPECT_TRUE(
+        load_config("", Env{{{"POSTHORN_SERVER_PUBLIC_URL", "https://mail.example.net"}}}.getenv())
+            .dashboard_secure_cookie())
+        << "auto under an https public_url";
+    EXPECT_TRUE(load_config("", Env{{{"POSTHORN_DASHBOARD_SECURE_COOKIE", "always"}}}.getenv())
+                    .dashboard_secure_cookie());
+    EXPECT_FALSE(load_config("", Env{{{"POSTHORN_SERVER_PUBLIC_URL", "https://mail.example.net"},
+                                      {"POSTHORN_DASHBOARD_SECURE_COOKIE", "never"}}}
+                                     .getenv())
+                     .dashboard_secure_cookie());
+    EXPECT_NE(error_of("[dashboard]\nsecure_cookie = \"maybe\"\n").find("dashboard.secure_cookie"),
+              std::string::npos);
+    EXPECT_NE(error_of("[dashboard]\nsession_ttl_s = 5\n").find("dashboard.session_ttl_s"),
+              std::string::npos);
+    EXPECT_NE(error_of("[dashboard]\nenabled = \"yes\"\n").find("dashboard.enabled"),
+              std::string::npos);
+}
+
 TEST(Config, DkimRotateDays) {
     EXPECT_EQ(load_config("", Env{}.getenv()).dkim.rotate_days, 0) << "off by default";
     EXPECT_EQ(

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "api/auth_throttle.hpp"
+#include "api/dashboard.hpp"
 #include "api/domains.hpp"
 #include "api/smtp_doors.hpp"
 #include "api/v1.hpp"
@@ -19,11 +20,13 @@
 #include "app/ops_endpoints.hpp"
 #include "app/smtp_certificate.hpp"
 #include "app/store_open.hpp"
+#include "app/web_assets.hpp"
 #include "core/client_limits.hpp"
 #include "core/clock.hpp"
 #include "core/io_pool.hpp"
 #include "core/log.hpp"
 #include "core/metrics.hpp"
+#include "core/panic.hpp"
 #include "core/version.hpp"
 #include "crypto/hash.hpp"
 #include "crypto/keys.hpp"
@@ -93,6 +96,30 @@ asio::awaitable<void> retention_loop(store::LogStore& logs, store::JobLeaseStore
             log::info("log retention: deleted {} entries older than {} days", *n, days);
         }
         timer.expires_after(kRetentionEvery);
+        auto [ec] = co_await timer.async_wait(use_nothrow_awaitable);
+        if (ec) co_return;
+    }
+}
+
+// The dashboard's sessions (docs/dashboard.md): the expired ones are deleted every ten
+// minutes (they are refused from the moment they expire), on the node that holds the job's
+// lease.
+constexpr auto kSessionPurgeEvery = std::chrono::minutes(10);
+
+asio::awaitable<void> session_purge_loop(store::SessionStore& sessions,
+                                         store::JobLeaseStore& leases, std::string node,
+                                         const core::Clock& clock) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (;;) {
+        auto job = std::string("dashboard-sessions");
+        auto me = node;
+        if (co_await holds_job(leases, std::move(job), std::move(me), clock, kSessionPurgeEvery)) {
+            if (auto n = co_await sessions.delete_expired_sessions(clock.now_ms()); !n)
+                log::warn("dashboard sessions: {}", n.error().message());
+            else if (*n > 0)
+                log::info("dashboard sessions: deleted {} expired", *n);
+        }
+        timer.expires_after(kSessionPurgeEvery);
         auto [ec] = co_await timer.async_wait(use_nothrow_awaitable);
         if (ec) co_return;
     }
@@ -276,10 +303,11 @@ asio::awaitable<void> shutdown_on_signal(asio::signal_set& signals, Drain d) {
     main.stop();
 }
 
-// Each request: the operator's endpoints, else the API.
-asio::awaitable<http::Response> answer(OpsEndpoints* ops, api::V1* v1, http::Request req) {
+// Each request: the operator's endpoints, else the dashboard and the API.
+asio::awaitable<http::Response> answer(OpsEndpoints* ops, api::Dashboard* front,
+                                       http::Request req) {
     if (OpsEndpoints::owns(req.path)) co_return co_await ops->handle(std::move(req));
-    co_return co_await v1->handle(std::move(req));
+    co_return co_await front->handle(std::move(req));
 }
 
 // Each connection is a descriptor, and the SMTP listeners alone may hold 1000 sessions
@@ -385,6 +413,21 @@ int serve(const Config& config) {
                    .send_body_limit = config.http_body_limit(),
                    .auth_throttle = &auth_throttle};
     api::V1 v1(deps);
+    // The dashboard in front of the API (docs/dashboard.md); both back ends keep its
+    // sessions beside the Store interfaces.
+    auto* sessions = dynamic_cast<store::SessionStore*>(&stores);
+    if (!sessions) PH_PANIC("the store keeps no dashboard sessions");
+    api::Dashboard dashboard({.accounts = stores,
+                              .domains = stores,
+                              .sessions = *sessions,
+                              .clock = clock,
+                              .auth_throttle = &auth_throttle},
+                             {.enabled = config.dashboard.enabled,
+                              .session_ttl_s = config.dashboard.session_ttl_s,
+                              .secure_cookie = config.dashboard_secure_cookie(),
+                              .files = web_assets(),
+                              .public_url = config.server.public_url},
+                             v1);
 
     // MTA-STS policies come through a client of their own: its own CAs and private-address
     // setting (delivery.tls_ca_file, delivery.mta_sts_allow_private), not the webhooks'.
@@ -454,14 +497,14 @@ int serve(const Config& config) {
         pool,
         {.listen = {address, config.http.listen.port},
          .body_limit = config.http_body_limit(),
-         .admit = [&v1](http::Request& req) { return v1.admit(req); },
+         .admit = [&dashboard](http::Request& req) { return dashboard.admit(req); },
          .busy_idle_timeout = std::chrono::seconds(config.http.busy_idle_timeout_s),
          .limits = {.max_connections = to_size(config.http.max_connections),
                     .max_connections_per_client = to_size(config.http.max_connections_per_client),
                     .connection_rate_per_client = to_size(config.http.connection_rate_per_client),
                     .trusted = trusted},
          .proxy_protocol = config.http.proxy_protocol},
-        [&ops, &v1](http::Request req) { return answer(&ops, &v1, std::move(req)); });
+        [&ops, &dashboard](http::Request req) { return answer(&ops, &dashboard, std::move(req)); });
     // SMTP: one server implementation, two doors with their own policies.
     std::shared_ptr<crypto::ServerCertificate> smtp_cert;
     try {
@@ -571,6 +614,9 @@ int serve(const Config& config) {
     asio::co_spawn(main, scheduled_loop(stores, stores, config.server.node_id, clock),
                    asio::detached);
     if (shared_rate) asio::co_spawn(main, shared_rate->run(clock), asio::detached);
+    if (config.dashboard.enabled)
+        asio::co_spawn(main, session_purge_loop(*sessions, stores, config.server.node_id, clock),
+                       asio::detached);
     main.run();
 
     // The network is quiet: cancel the lookups still pending (while the resolver's context

@@ -271,6 +271,65 @@ asio::awaitable<Result<ApiKey>> PgStore::find_api_key(std::string hash_hex) {
         });
 }
 
+// ---- dashboard sessions ----
+
+asio::awaitable<Result<void>> PgStore::create_session(DashboardSession d) {
+    return impl_->writer.write<void>([d = std::move(d)](Conn& c, Batch&) -> Result<void> {
+        auto r = c.exec(
+            "INSERT INTO dashboard_sessions (id_hash, account_id, key_id, csrf_token, created_at, "
+            "expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            Params()
+                .add(d.id_hash)
+                .add(d.account_id)
+                .add(d.key_id)
+                .add(d.csrf_token)
+                .add(d.created_at)
+                .add(d.expires_at));
+        if (!r) return r.error();
+        return {};
+    });
+}
+
+asio::awaitable<Result<SessionWithKey>> PgStore::find_session(std::string id_hash) {
+    return impl_->read(
+        [id_hash = std::move(id_hash)](Conn& c) -> Result<SessionWithKey> {
+            auto rows = c.exec(
+                "SELECT k.id, k.account_id, k.prefix, k.hash, k.created_at, k.revoked_at, "
+                "k.name, k.permission, k.domain_id, k.test, s.account_id, s.key_id, "
+                "s.csrf_token, s.created_at, s.expires_at FROM dashboard_sessions s "
+                "JOIN api_keys k ON k.id = s.key_id WHERE s.id_hash = $1",
+                Params().add(id_hash));
+            if (!rows) return rows.error();
+            if (rows->empty()) return errc::not_found;
+            const auto r = rows->row(0);
+            return SessionWithKey{.session = {.id_hash = id_hash,
+                                              .account_id = r.text(10),
+                                              .key_id = r.text(11),
+                                              .csrf_token = r.text(12),
+                                              .created_at = r.int64(13),
+                                              .expires_at = r.int64(14)},
+                                  .key = read_key(r)};
+        },
+        false);
+}
+
+asio::awaitable<Result<bool>> PgStore::delete_session(std::string id_hash) {
+    return impl_->writer.write<bool>([id_hash = std::move(id_hash)](Conn& c,
+                                                                    Batch&) -> Result<bool> {
+        auto r = c.exec("DELETE FROM dashboard_sessions WHERE id_hash = $1", Params().add(id_hash));
+        if (!r) return detail::fail<bool>(r.error());
+        return Result<bool>(r->affected() > 0);
+    });
+}
+
+asio::awaitable<Result<std::int64_t>> PgStore::delete_expired_sessions(UnixMs now) {
+    return impl_->writer.write<std::int64_t>([now](Conn& c, Batch&) -> Result<std::int64_t> {
+        auto r = c.exec("DELETE FROM dashboard_sessions WHERE expires_at <= $1", Params().add(now));
+        if (!r) return r.error();
+        return r->affected();
+    });
+}
+
 // ---- request log ----
 
 namespace {

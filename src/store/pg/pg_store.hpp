@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "store/sessions.hpp"
 #include "store/store.hpp"
 
 namespace posthorn::store::pg {
@@ -46,7 +47,7 @@ std::string redact_url(std::string_view url);
 // Whether `url` names PostgreSQL: postgresql:// or postgres://.
 bool is_pg_url(std::string_view url);
 
-class PgStore final : public Store {
+class PgStore final : public Store, public SessionStore {
   public:
     // Connects and migrates. Blocking; call before serving. Failures are logged (without
     // the password) and answered as errc::io, errc::newer_schema, or errc::no_schema (not
@@ -179,6 +180,10 @@ class PgStore final : public Store {
     asio::awaitable<Result<Template>> update_template(Template t) override;
     asio::awaitable<Result<void>> delete_template(std::string account_id, std::string id) override;
 
+    asio::awaitable<Result<void>> create_session(DashboardSession session) override;
+    asio::awaitable<Result<SessionWithKey>> find_session(std::string id_hash) override;
+    asio::awaitable<Result<bool>> delete_session(std::string id_hash) override;
+    asio::awaitable<Result<std::int64_t>> delete_expired_sessions(UnixMs now) override;
     asio::awaitable<Result<bool>> take_job_lease(std::string job, std::string owner, UnixMs now,
                                                  UnixMs until) override;
 

@@ -318,6 +318,66 @@ asio::awaitable<Result<ApiKey>> SqliteStore::find_api_key(std::string hash_hex) 
     });
 }
 
+// ---- dashboard sessions ----
+
+asio::awaitable<Result<void>> SqliteStore::create_session(DashboardSession d) {
+    return impl_->writer.write<void>([d = std::move(d)](Db& db) -> Result<void> {
+        auto s = db.prepare(
+            "INSERT INTO dashboard_sessions (id_hash, account_id, key_id, csrf_token, created_at, "
+            "expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+        if (!s) return s.error();
+        return s->bind(1, d.id_hash)
+            .bind(2, d.account_id)
+            .bind(3, d.key_id)
+            .bind(4, d.csrf_token)
+            .bind(5, d.created_at)
+            .bind(6, d.expires_at)
+            .run();
+    });
+}
+
+asio::awaitable<Result<SessionWithKey>> SqliteStore::find_session(std::string id_hash) {
+    return impl_->read([id_hash = std::move(id_hash)](Db& db) -> Result<SessionWithKey> {
+        auto s = db.prepare(
+            "SELECT k.id, k.account_id, k.prefix, k.hash, k.created_at, k.revoked_at, k.name, "
+            "k.permission, k.domain_id, k.test, s.account_id, s.key_id, s.csrf_token, "
+            "s.created_at, s.expires_at FROM dashboard_sessions s "
+            "JOIN api_keys k ON k.id = s.key_id WHERE s.id_hash = ?1");
+        if (!s) return s.error();
+        s->bind(1, id_hash);
+        auto row = s->step();
+        if (!row) return row.error();
+        if (!*row) return errc::not_found;
+        return SessionWithKey{.session = {.id_hash = id_hash,
+                                          .account_id = s->text(10),
+                                          .key_id = s->text(11),
+                                          .csrf_token = s->text(12),
+                                          .created_at = s->int64(13),
+                                          .expires_at = s->int64(14)},
+                              .key = read_key(*s)};
+    });
+}
+
+asio::awaitable<Result<bool>> SqliteStore::delete_session(std::string id_hash) {
+    return impl_->writer.write<bool>([id_hash = std::move(id_hash)](Db& db) -> Result<bool> {
+        auto s = db.prepare("DELETE FROM dashboard_sessions WHERE id_hash = ?1");
+        using R = Result<bool>;
+        if (!s) return R(boost::system::in_place_error, s.error());
+        if (auto r = s->bind(1, id_hash).run(); !r)
+            return R(boost::system::in_place_error, r.error());
+        return R(db.changes() > 0);
+    });
+}
+
+asio::awaitable<Result<std::int64_t>> SqliteStore::delete_expired_sessions(UnixMs now) {
+    return impl_->writer.write<std::int64_t>([now](Db& db) -> Result<std::int64_t> {
+        auto s = db.prepare("DELETE FROM dashboard_sessions WHERE expires_at <= ?1");
+        if (!s) return s.error();
+        if (auto r = s->bind(1, now).run(); !r) return r.error();
+        return db.changes();
+    });
+}
+
 // ---- request log ----
 
 namespace {

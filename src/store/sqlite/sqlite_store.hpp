@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "store/sessions.hpp"
 #include "store/store.hpp"
 
 namespace posthorn::store::sqlite {
@@ -29,7 +30,7 @@ struct Options {
     bool create = true;
 };
 
-class SqliteStore final : public Store {
+class SqliteStore final : public Store, public SessionStore {
   public:
     // Opens or creates the file (see Options::create) and migrates it. Blocking; call before
     // serving.
@@ -160,6 +161,10 @@ class SqliteStore final : public Store {
     asio::awaitable<Result<Template>> update_template(Template t) override;
     asio::awaitable<Result<void>> delete_template(std::string account_id, std::string id) override;
 
+    asio::awaitable<Result<void>> create_session(DashboardSession session) override;
+    asio::awaitable<Result<SessionWithKey>> find_session(std::string id_hash) override;
+    asio::awaitable<Result<bool>> delete_session(std::string id_hash) override;
+    asio::awaitable<Result<std::int64_t>> delete_expired_sessions(UnixMs now) override;
     asio::awaitable<Result<bool>> take_job_lease(std::string job, std::string owner, UnixMs now,
                                                  UnixMs until) override;
 

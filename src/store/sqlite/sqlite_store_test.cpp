@@ -18,8 +18,8 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (027_scheduled_send).
-constexpr int kLatestVersion = 27;
+// The schema version of the last migration (030_dashboard_sessions).
+constexpr int kLatestVersion = 30;
 
 namespace fs = std::filesystem;
 
