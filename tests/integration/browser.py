@@ -12,7 +12,8 @@ python3-selenium) on the system's chromium and chromium-driver, `--headless=new
 --no-sandbox` (CI runs as root), 1280×900, with the browser console captured
 (goog:loggingPrefs browser=ALL): `console_errors(driver)` reads it (which empties it) and
 answers the SEVERE entries that are not expected. Screenshots go to `artifacts_dir()`:
-$POSTHORN_ARTIFACTS_DIR/dashboard, or build/test-artifacts/dashboard of the source tree.
+$POSTHORN_ARTIFACTS_DIR/dashboard, or build/test-artifacts/dashboard of the source tree
+(pg/ under it for a file's PostgreSQL run).
 """
 import contextlib
 import os
@@ -45,6 +46,7 @@ def open_browser(width: int = 1280, height: int = 900):
     opts.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 "--no-first-run", "--disable-extensions", "--disable-background-networking",
+                "--lang=en-US",
                 f"--window-size={width},{height}"):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -78,6 +80,9 @@ def console_errors(driver, allowed=()) -> list[dict]:
 def artifacts_dir() -> pathlib.Path:
     base = os.environ.get("POSTHORN_ARTIFACTS_DIR")
     d = pathlib.Path(base) / "dashboard" if base else ROOT / "build" / "test-artifacts" / "dashboard"
+    # The PostgreSQL run of a file (ctest may run it at the same time) writes under pg/.
+    if os.environ.get("POSTHORN_TEST_STORE") == "pg":
+        d = d / "pg"
     d.mkdir(parents=True, exist_ok=True)
     return d
 

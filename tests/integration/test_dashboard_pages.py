@@ -6,24 +6,20 @@ creates a webhook and sees its delivery, opens another account's email (not foun
 the menu with the keyboard, takes screenshots of every page at 1280x900 and 375x812, signs
 out, and fails on any error in the browser's console.
 
-The dashboard's base URL comes from ONE fixture, `dashboard_url`. On the pages branch it is
-web/dev/proxy.py (the development stand-in for the server side) in front of the test's
-posthorn; once posthorn serves the dashboard itself it is simply the server's own URL.
-Parts that need endpoints still being built (GET /v1/emails/{id}/events, …/preview,
-GET /v1/stats) are skipped, with the reason, while those answer 404."""
+The dashboard's base URL comes from ONE fixture, `dashboard_url`: posthorn's own HTTP
+listener, which serves the bundle compiled into the binary. Parts that need endpoints a build
+may lack (GET /v1/emails/{id}/events, …/preview, GET /v1/stats) are skipped, with the
+reason, while those answer 404."""
 from __future__ import annotations
 
-import os
 import pathlib
 import re
-import shutil
 import smtplib
-import subprocess
-import sys
 import time
 
 import pytest
 
+from browser import artifacts_dir, open_browser, server_url
 from support.dnsmasq import Dnsmasq
 from support.domains import dns_env, publish
 from support.posthorn import free_port, wait_for
@@ -36,22 +32,9 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-WEB = ROOT / "web"
 SENDER = "mail.example.com"
 SIZES = {"desktop": (1280, 900), "phone": (375, 812)}
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def artifacts_dir() -> pathlib.Path:
-    """$POSTHORN_ARTIFACTS_DIR, or build/test-artifacts/dashboard/; the PostgreSQL run of
-    this file (which ctest may run at the same time) writes under pg/ there."""
-    base = os.environ.get("POSTHORN_ARTIFACTS_DIR")
-    d = pathlib.Path(base) if base else ROOT / "build" / "test-artifacts" / "dashboard"
-    if os.environ.get("POSTHORN_TEST_STORE") == "pg":
-        d = d / "pg"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 # ---- the world: DNS, a recipient mail server, posthorn, the dashboard, a browser ----
@@ -82,58 +65,19 @@ def world(tmp_path, posthorn_factory):
     dns.stop()
 
 
-@pytest.fixture(scope="session")
-def bundle(tmp_path_factory) -> pathlib.Path:
-    """The built dashboard (node web/build.mjs), for the dev proxy."""
-    if not shutil.which("node"):
-        pytest.skip("node is not installed: the dashboard cannot be built")
-    if not (WEB / "node_modules" / "esbuild").is_dir():
-        subprocess.run(["npm", "ci", "--prefix", str(WEB), "--no-audit", "--no-fund"],
-                       check=True, capture_output=True, timeout=600)
-    out = tmp_path_factory.mktemp("dashboard")
-    subprocess.run(["node", str(WEB / "build.mjs"), str(out)], check=True,
-                   capture_output=True, timeout=300)
-    return out
-
-
 @pytest.fixture
-def dashboard_url(world, bundle):
-    """The dashboard's base URL: the one place that knows who serves it. Here the dev proxy
-    (web/dev/proxy.py) in front of the test's posthorn; after the server side is merged,
-    `return f"http://127.0.0.1:{world.server.http_port}/"`."""
-    port = free_port()
-    log = open(world.tmp / "proxy.log", "wb")
-    proc = subprocess.Popen(
-        [sys.executable, str(WEB / "dev" / "proxy.py"), "--dir", str(bundle),
-         "--upstream", f"http://127.0.0.1:{world.server.http_port}",
-         "--listen", f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
-    wait_for(lambda: "listening on" in (world.tmp / "proxy.log").read_text(), timeout=10,
-             what="the dev proxy")
-    yield f"http://127.0.0.1:{port}/"
-    proc.terminate()
-    proc.wait(timeout=10)
-    log.close()
+def dashboard_url(world):
+    """The dashboard's base URL: the one place that knows who serves it (posthorn itself)."""
+    return server_url(world.server)
 
 
 @pytest.fixture
 def browser():
-    """Headless Chromium (Debian's chromium and chromium-driver), its console log kept."""
-    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    if not os.path.exists(chromedriver):
-        pytest.skip("chromium-driver is not installed")
-    from selenium.webdriver.chrome.service import Service
-    o = webdriver.ChromeOptions()
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              "--window-size=1280,900", "--lang=en-US"):
-        o.add_argument(a)
-    if os.path.exists("/usr/bin/chromium"):
-        o.binary_location = "/usr/bin/chromium"
-    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    d = webdriver.Chrome(service=Service(chromedriver), options=o)
-    d.set_window_size(*SIZES["desktop"])
-    d.console = []  # every entry read so far (get_log empties the browser's buffer)
-    yield d
-    d.quit()
+    """Headless Chromium (browser.py), its console log kept: `d.console` holds every entry
+    read so far (get_log empties the browser's buffer)."""
+    with open_browser(*SIZES["desktop"]) as d:
+        d.console = []
+        yield d
 
 
 # ---- helpers ----
