@@ -179,6 +179,8 @@ class PgStore final : public Store {
     asio::awaitable<Result<Template>> update_template(Template t) override;
     asio::awaitable<Result<void>> delete_template(std::string account_id, std::string id) override;
 
+    asio::awaitable<Result<std::vector<StatCount>>> stat_counts(StatQuery query) override;
+
     asio::awaitable<Result<bool>> take_job_lease(std::string job, std::string owner, UnixMs now,
                                                  UnixMs until) override;
 

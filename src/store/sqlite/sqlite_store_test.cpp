@@ -18,8 +18,8 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (027_scheduled_send).
-constexpr int kLatestVersion = 27;
+// The schema version of the last migration (029_stat_counters).
+constexpr int kLatestVersion = 29;
 
 namespace fs = std::filesystem;
 
