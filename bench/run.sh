@@ -9,12 +9,12 @@
 #
 #   bench/run.sh                 every benchmark
 #   bench/run.sh send_emails     only the named ones (http_logs, send_emails, delivery,
-#                                smtp_accept, scale, pg, metrics)
+#                                smtp_accept, scale, pg, metrics, stats)
 #   ROUNDS=5 bench/run.sh        options are passed through the environment (see each script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(http_logs send_emails delivery smtp_accept scale pg metrics)
+all=(http_logs send_emails delivery smtp_accept scale pg metrics stats)
 selected=("$@")
 [[ ${#selected[@]} -gt 0 ]] || selected=("${all[@]}")
 

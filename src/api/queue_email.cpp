@@ -16,6 +16,7 @@
 #include "domain/api_keys.hpp"
 #include "domain/scheduling.hpp"
 #include "domain/sending_domain.hpp"
+#include "domain/stats.hpp"
 #include "domain/test_mode.hpp"
 #include "mail/parse.hpp"
 #include "mail/trace.hpp"
@@ -231,7 +232,8 @@ asio::awaitable<std::variant<PreparedEmail, Refused>> prepare_email(const Deps& 
         e.scheduled_at = req.scheduled_at;
         for (auto& r : n.recipients) r.next_attempt_at = req.scheduled_at;
     }
-    auto answered = e.status;  // stored QUEUED; a test email's answer: how it ends
+    n.stats = domain::accepted_stats(e);  // counted as accepted when stored (domain/stats.hpp)
+    auto answered = e.status;             // stored QUEUED; a test email's answer: how it ends
     if (test) {
         // Settled in the write that stores it (NewEmail::settle): never queued. The answer
         // says the status it ends with (the rule on these recipients, numbered as stored).

@@ -15,6 +15,7 @@
 #include "api/keys.hpp"
 #include "api/logs.hpp"
 #include "api/queue.hpp"
+#include "api/stats.hpp"
 #include "api/suppressions.hpp"
 #include "api/templates.hpp"
 #include "api/tracking.hpp"
@@ -140,6 +141,8 @@ struct V1::Impl {
         add("POST", "/v1/webhooks/{id}/rotate-secret", &rotate_webhook_secret, kWebhooks);
         add("POST", "/v1/webhooks/{id}/replay", &replay_webhook_deliveries, kWebhooks);
         add("GET", "/v1/queue", &get_queue, {.what = "read the queue"});
+        // Any key: one tied to a domain reads that domain's (domain::stats_domain_of).
+        add("GET", "/v1/stats", &get_stats, {.need = KeyNeed::read_stats});
         constexpr Access kKeys{.what = "manage API keys"};
         add("POST", "/v1/api-keys", &create_api_key, kKeys);
         add("GET", "/v1/api-keys", &list_api_keys, kKeys);

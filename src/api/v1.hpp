@@ -56,6 +56,7 @@ struct Deps {
     store::QueueViewStore& queue;
     store::SuppressionStore& suppressions;
     store::TemplateStore& templates;
+    store::StatsStore& stats;                // GET /v1/stats
     const store::StoreHealth& store_health;  // GET /healthz
     const core::Clock& clock;
     dns::Resolver& resolver;

@@ -395,6 +395,7 @@ int serve(const Config& config) {
                    .queue = stores,
                    .suppressions = stores,
                    .templates = stores,
+                   .stats = stores,
                    .store_health = stores,
                    .clock = clock,
                    .resolver = **resolver,

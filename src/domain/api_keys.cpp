@@ -15,6 +15,7 @@ std::optional<std::string> key_lacks(const ApiKey& key, KeyNeed need, std::strin
     switch (need) {
         case KeyNeed::send:
         case KeyNeed::read_sent_mail:
+        case KeyNeed::read_stats:
             return std::nullopt;
         case KeyNeed::full:
             break;
@@ -32,6 +33,8 @@ bool may_read_email(const ApiKey& key, std::string_view sender_key_id) {
 bool key_may_send_from(const ApiKey& key, std::string_view domain_id) {
     return !key.domain_id || *key.domain_id == domain_id;
 }
+
+std::optional<std::string> stats_domain_of(const ApiKey& key) { return key.domain_id; }
 
 std::optional<std::string> revocation_refusal(const ApiKey& target,
                                               const std::vector<ApiKey>& account_keys) {

@@ -44,6 +44,7 @@ struct ApiKey {
 enum class KeyNeed : std::uint8_t {
     send,            // POST /v1/emails, SMTP submission
     read_sent_mail,  // GET /v1/emails/{id}: a sending key only of the emails it sent
+    read_stats,      // GET /v1/stats: any key, of its domain when it is tied to one
     full,            // everything else: domains, webhooks, logs, lists, keys…
 };
 
@@ -58,6 +59,10 @@ bool may_read_email(const ApiKey& key, std::string_view sender_key_id);
 // Whether `key` may send from its account's domain `domain_id`: a key tied to a domain
 // sends only from that one.
 bool key_may_send_from(const ApiKey& key, std::string_view domain_id);
+
+// The domain whose statistics alone `key` reads (GET /v1/stats): the one it is tied to, or
+// nullopt for a key that reads the whole account's.
+std::optional<std::string> stats_domain_of(const ApiKey& key);
 
 // Why `target` may not be revoked, given every key of its account as they stand
 // (`account_keys`, `target` among them), or nullopt when it may: the account's last

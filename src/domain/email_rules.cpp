@@ -5,6 +5,7 @@
 #include "core/text.hpp"
 #include "domain/delivery_policy.hpp"
 #include "domain/events.hpp"
+#include "domain/stats.hpp"
 
 namespace posthorn::domain {
 
@@ -127,6 +128,7 @@ std::optional<EmailChange> apply_outcomes(const Email& email, const Outcomes& ou
                                            email.id, email_event_data(email, status, late), at));
     }
     if (status != email.status && is_final(status)) raise(event_for(status));
+    count_change(email, change);
     return change;
 }
 
@@ -143,6 +145,7 @@ EmailChange engage(const Email& email, Engagement what, std::string data_json, U
     change.events.push_back(
         make_event(what == Engagement::open ? EventKind::email_opened : EventKind::email_clicked,
                    email.account_id, email.id, std::move(data_json), at));
+    count_change(email, change);
     return change;
 }
 

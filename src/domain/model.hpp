@@ -142,6 +142,19 @@ struct SuppressionAdd {
     Event event;
 };
 
+// One counter of the account's statistics to add to (domain/stats.hpp): `count` more of
+// `kind` in the hour starting at `hour` (UTC, a multiple of 3,600,000 ms), for `dimension`
+// ("" every email of the account; "domain:<domain id>", "tag:<name>:<value>" those of one
+// domain or tag). A store adds it to the row it names, which it makes when there is none.
+struct StatBump {
+    std::string account_id;
+    UnixMs hour = 0;
+    std::string dimension;
+    StatKind kind = StatKind::accepted;
+    std::int64_t count = 1;
+    bool operator==(const StatBump&) const = default;
+};
+
 // A recipient's new state: every field is written as it stands.
 struct RecipientChange {
     std::int64_t id = 0;
@@ -172,6 +185,8 @@ struct EmailChange {
     std::vector<RecipientChange> recipients;
     std::vector<SuppressionAdd> suppressions;
     std::vector<Event> events;
+    // The statistics' counters the change adds to (stats.hpp), written in its transaction.
+    std::vector<StatBump> stats;
 };
 
 }  // namespace posthorn::domain

@@ -89,6 +89,7 @@ std::optional<EmailChange> settle_test_email(const Email& email, UnixMs at) {
     std::sort(then->recipients.begin(), then->recipients.end(),
               [](const RecipientChange& a, const RecipientChange& b) { return a.id < b.id; });
     then->events.insert(then->events.begin(), change->events.begin(), change->events.end());
+    then->stats.insert(then->stats.begin(), change->stats.begin(), change->stats.end());
     then->suppressions.clear();
     return then;
 }

@@ -76,6 +76,23 @@ enum class RecipientType : std::uint8_t { to, cc, bcc };
 // due (`ready`) or still to come (`deferred`: waiting for a retry). queue_control.hpp.
 enum class QueueState : std::uint8_t { ready, deferred, in_flight, held };
 
+// What the account's statistics count (GET /v1/stats, domain/stats.hpp): emails accepted,
+// and emails that became DELIVERED, BOUNCED (one counter per bounce class), COMPLAINED,
+// FAILED or BLOCKED, or were opened or clicked for the first time.
+enum class StatKind : std::uint8_t {
+    accepted,
+    delivered,
+    bounced_hard,
+    bounced_soft,
+    bounced_block,
+    bounced_undetermined,
+    complained,
+    failed,
+    blocked,
+    opened,
+    clicked,
+};
+
 // The names, in the order of each enum's values.
 inline constexpr std::array<std::string_view, 9> kEmailStatusNames = {
     "QUEUED",     "SENT",    "DELIVERED", "BOUNCED", "FAILED",
@@ -96,6 +113,11 @@ inline constexpr std::array<std::string_view, 4> kSuppressionReasonNames = {
 inline constexpr std::array<std::string_view, 3> kRecipientTypeNames = {"to", "cc", "bcc"};
 inline constexpr std::array<std::string_view, 4> kQueueStateNames = {"ready", "deferred",
                                                                      "in_flight", "held"};
+inline constexpr std::array<std::string_view, 11> kStatKindNames = {
+    "accepted",     "delivered",     "bounced.hard",
+    "bounced.soft", "bounced.block", "bounced.undetermined",
+    "complained",   "failed",        "blocked",
+    "opened",       "clicked"};
 
 namespace detail {
 template <class E>
@@ -131,6 +153,10 @@ struct Names<RecipientType> {
 template <>
 struct Names<QueueState> {
     static constexpr const auto& all = kQueueStateNames;
+};
+template <>
+struct Names<StatKind> {
+    static constexpr const auto& all = kStatKindNames;
 };
 }  // namespace detail
 

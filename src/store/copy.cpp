@@ -198,6 +198,12 @@ const std::vector<CopyTable>& copy_tables() {
           {"variables", K::text},
           {"created_at", K::integer},
           {"updated_at", K::integer}}},
+        {"stat_counters",  // the statistics' counters (migrations 029 / 016)
+         {{"account_id", K::text},
+          {"dimension", K::text},
+          {"hour", K::integer},
+          {"kind", K::text},
+          {"count", K::integer}}},
     };
     return kTables;
 }

@@ -183,6 +183,16 @@ class EmailStore {
     virtual asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) = 0;
 };
 
+// The account's statistics (GET /v1/stats): counters kept as emails are stored and change
+// (NewEmail::stats, EmailChange::stats, added in the transaction that writes them), read
+// back here summed per bucket, without reading any email.
+class StatsStore {
+  public:
+    virtual ~StatsStore() = default;
+    // The non-zero sums of the query's counters, by bucket then kind, in time order.
+    virtual asio::awaitable<Result<std::vector<StatCount>>> stat_counts(StatQuery query) = 0;
+};
+
 class InboundStore {
   public:
     virtual ~InboundStore() = default;
@@ -418,6 +428,7 @@ class Store : public AccountStore,
               public SuppressionStore,
               public TemplateStore,
               public JobLeaseStore,
+              public StatsStore,
               public SendRateStore,
               public StoreHealth {
   public:

@@ -25,6 +25,7 @@ using domain::EmailChange;
 using domain::Event;
 using domain::Recipient;
 using domain::RecipientChange;
+using domain::StatBump;
 using domain::Suppression;
 using domain::SuppressionAdd;
 using domain::Tag;
@@ -174,6 +175,28 @@ struct NewEmail {
     // outcomes decided at acceptance (test mode, domain/test_mode.hpp), whose final
     // recipients the queue never claims. Empty: none; the recipients wait in the queue.
     EmailDecision settle;
+    // The statistics' counters its acceptance adds to (domain::accepted_stats), written with
+    // it (not when an idempotency key replays an earlier answer).
+    std::vector<StatBump> stats;
+};
+
+// A question to the statistics' counters (StatsStore): the counts of `dimension`'s counters
+// of `account_id` whose hour is in [from, to), summed per bucket of `width` ms starting at
+// `from` (from, to and width multiples of an hour).
+struct StatQuery {
+    std::string account_id;
+    std::string dimension;  // "" every email of the account; StatBump::dimension
+    UnixMs from = 0;
+    UnixMs to = 0;
+    UnixMs width = 3'600'000;
+};
+
+// One sum: `count` of `kind` in the bucket that starts at `bucket`.
+struct StatCount {
+    UnixMs bucket = 0;
+    domain::StatKind kind = domain::StatKind::accepted;
+    std::int64_t count = 0;
+    bool operator==(const StatCount&) const = default;
 };
 
 struct SearchQuery {

@@ -151,6 +151,10 @@ def test_answers_match_the_document(posthorn_factory, dns):
     assert inbound["authentication"]["spf"]["result"] == "none", inbound
     call("GET", f"/v1/emails/inbound/{inbound['id']}", key=key, expect=200)
     call("GET", "/v1/queue", key=key, expect=200)
+    call("GET", "/v1/stats", key=key, expect=200)
+    call("GET", f"/v1/stats?interval=hour&domain={SENDER}", key=key, expect=200)
+    call("GET", "/v1/stats?interval=week", key=key, expect=400)
+    call("GET", f"/v1/stats?domain={SENDER}", key=other, expect=404)
     call("GET", "/v1/logs?limit=3", key=key, expect=200)
 
     # Webhooks.

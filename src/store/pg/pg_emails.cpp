@@ -302,6 +302,31 @@ Result<Email> email_where(Conn& c, const std::string& where, const Params& param
     return e;
 }
 
+Result<void> add_stats(Conn& c, const std::vector<StatBump>& stats) {
+    if (stats.empty()) return {};
+    std::vector<std::string_view> accounts, dimensions, kinds;
+    std::vector<std::int64_t> hours, counts;
+    for (const auto& s : stats) {
+        accounts.push_back(s.account_id);
+        dimensions.push_back(s.dimension);
+        kinds.push_back(domain::name(s.kind));
+        hours.push_back(s.hour);
+        counts.push_back(s.count);
+    }
+    // One statement; the rows summed and taken in the key's order, so that two writers
+    // adding to the same counters lock them in the same order.
+    auto r = c.exec(
+        "INSERT INTO stat_counters (account_id, dimension, hour, kind, count) "
+        "SELECT a, d, h, k, sum(n)::bigint FROM unnest($1::text[], $2::text[], $3::int8[], "
+        "$4::text[], $5::int8[]) AS u (a, d, h, k, n) GROUP BY a, d, h, k "
+        "ORDER BY a, d, h, k "
+        "ON CONFLICT (account_id, dimension, hour, kind) "
+        "DO UPDATE SET count = stat_counters.count + excluded.count",
+        Params().texts(accounts).texts(dimensions).int8s(hours).texts(kinds).int8s(counts));
+    if (!r) return r.error();
+    return {};
+}
+
 // Writes what the rules made of `e` (EmailStore::change_email).
 Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& ch) {
     auto u = c.exec(
@@ -350,7 +375,7 @@ Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& 
         if (auto r = detail::insert_suppression(c, b, s); !r) return r.error();
     for (const auto& ev : ch.events)
         if (auto r = detail::insert_event(c, b, ev); !r) return r;
-    return {};
+    return add_stats(c, ch.stats);
 }
 
 }  // namespace detail
@@ -369,6 +394,7 @@ Result<std::optional<StoredResponse>> store_new_email(Conn& c, Batch& b, const N
         if (*held) return held;  // replayed: nothing written
     }
     if (auto r = insert_email(c, n); !r) return r.error();
+    if (auto r = detail::add_stats(c, n.stats); !r) return r.error();
     if (!n.settle) {
         b.notify(detail::kQueueChannel);
         return std::optional<StoredResponse>{};

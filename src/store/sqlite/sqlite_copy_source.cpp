@@ -97,6 +97,9 @@ const std::map<std::string_view, const char*, std::less<>>& selects() {
         {"templates",
          "SELECT id, account_id, name, subject, html, text, variables, created_at, updated_at "
          "FROM templates ORDER BY rowid"},
+        {"stat_counters",
+         "SELECT account_id, dimension, hour, kind, count FROM stat_counters "
+         "ORDER BY account_id, dimension, hour, kind"},
     };
     return kSelects;
 }

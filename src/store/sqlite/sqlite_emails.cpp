@@ -370,6 +370,7 @@ Result<std::optional<StoredResponse>> store_new_email(Db& db, const NewEmail& n)
         if (*seen) return seen;
     }
     if (auto r = insert_email(db, n); !r) return r.error();
+    if (auto r = detail::add_stats(db, n.stats); !r) return r.error();
     if (n.settle) {  // decided at once (NewEmail::settle), in this transaction
         auto e = detail::email_where(db, "e.account_id = ?1 AND e.id = ?2", n.email.account_id,
                                      n.email.id, true);
@@ -556,7 +557,7 @@ Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
         if (auto r = insert_suppression(db, sup); !r) return r.error();
     for (const auto& ev : c.events)
         if (auto r = insert_event(db, ev); !r) return r;
-    return {};
+    return add_stats(db, c.stats);
 }
 
 }  // namespace detail

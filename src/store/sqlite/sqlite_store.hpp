@@ -165,6 +165,8 @@ class SqliteStore final : public Store, public SessionStore {
     asio::awaitable<Result<SessionWithKey>> find_session(std::string id_hash) override;
     asio::awaitable<Result<bool>> delete_session(std::string id_hash) override;
     asio::awaitable<Result<std::int64_t>> delete_expired_sessions(UnixMs now) override;
+    asio::awaitable<Result<std::vector<StatCount>>> stat_counts(StatQuery query) override;
+
     asio::awaitable<Result<bool>> take_job_lease(std::string job, std::string owner, UnixMs now,
                                                  UnixMs until) override;
 

@@ -82,6 +82,9 @@ Result<void> insert_event(Conn& c, Batch& b, const Event& e);
 // UPDATE (pg_emails.cpp).
 Result<Email> email_where(Conn& c, const std::string& where, const Params& params,
                           bool with_recipients, bool lock = false);
+// Adds each bump to its statistics counter (stat_counters, migration 016), making the row
+// when there is none (pg_emails.cpp).
+Result<void> add_stats(Conn& c, const std::vector<StatBump>& stats);
 // Writes what the rules made of `e`, as EmailStore::change_email does (pg_emails.cpp).
 Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& ch);
 // Adds the entry and writes its event, unless the account suppresses the address already

@@ -18,4 +18,23 @@ Result<void> insert_event(Db& db, const Event& e) {
         .run();
 }
 
+Result<void> add_stats(Db& db, const std::vector<StatBump>& stats) {
+    for (const auto& b : stats) {
+        auto s = db.prepare(
+            "INSERT INTO stat_counters (account_id, dimension, hour, kind, count) "
+            "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (account_id, dimension, hour, kind) "
+            "DO UPDATE SET count = count + excluded.count");
+        if (!s) return s.error();
+        if (auto r = s->bind_ref(1, b.account_id)
+                         .bind_ref(2, b.dimension)
+                         .bind(3, b.hour)
+                         .bind_ref(4, domain::name(b.kind))
+                         .bind(5, b.count)
+                         .run();
+            !r)
+            return r;
+    }
+    return {};
+}
+
 }  // namespace posthorn::store::sqlite::detail
