@@ -7,6 +7,7 @@ for every recipient; bad times are refused (400, 550); the list filters on SCHED
 CANCELED. Against a real aiosmtpd sink."""
 import datetime
 import email.message
+import json
 import smtplib
 import ssl
 import time
@@ -240,3 +241,70 @@ def test_smtp_header_schedules_and_is_not_delivered(world):
         assert refused.value.smtp_code == 550, refused.value
         text = refused.value.smtp_error.decode()
         assert text.startswith("5.6.0 X-Posthorn-Scheduled-At") and why in text, text
+
+
+def queue_cli(ph, *args):
+    r = ph.cli("queue", *args, check=False)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    return r.stdout
+
+
+def summary_rows(ph):
+    """`posthorn queue summary` as {(domain, state): recipients}."""
+    rows = {}
+    for line in queue_cli(ph, "summary").splitlines()[1:-1]:
+        domain, state, n, _oldest, _next = line.split()
+        rows[(domain, state)] = int(n)
+    return rows
+
+
+def test_scheduled_recipients_are_their_own_queue_state_and_retry_leaves_them(world):
+    ph, key, sink = world
+    at = time.time() + 9
+    r = send(ph, key, "not early", scheduled_at=iso(at))
+    assert r.status == 200, r
+    em = r.json()["id"]
+
+    # Counted as scheduled, not deferred: GET /v1/queue, the CLI summary (table and JSON).
+    r = ph.get("/v1/queue", key=key)
+    assert r.status == 200, r
+    v = r.json()
+    assert [(g["domain"], g["state"], g["recipients"]) for g in v["data"]] == [
+        ("sink.example.net", "scheduled", 1)], v
+    assert v["total_recipients"] == 1
+    assert abs(parse(v["data"][0]["next_attempt_at"]) - at) < 0.01, v
+    r = ph.get("/v1/queue?state=scheduled", key=key)
+    assert r.status == 200 and r.json()["total_recipients"] == 1, r
+    r = ph.get("/v1/queue?state=deferred", key=key)
+    assert r.status == 200 and r.json()["total_recipients"] == 0, r
+    assert "scheduled" in error(ph.get("/v1/queue?state=later", key=key))
+    assert summary_rows(ph) == {("sink.example.net", "scheduled"): 1}
+    j = json.loads(queue_cli(ph, "summary", "--json"))
+    assert [(g["state"], g["recipients"]) for g in j["data"]] == [("scheduled", 1)], j
+
+    # The operator's retry, by email and by domain, leaves it alone.
+    assert queue_cli(ph, "retry", "--email", em).startswith("0 recipients retried"), em
+    assert queue_cli(ph, "retry", "--domain", "sink.example.net").startswith("0 recipients")
+    # Hold and release keep their behaviour: held, then scheduled again with its time.
+    assert queue_cli(ph, "hold", "--email", em).startswith("1 recipient held")
+    assert summary_rows(ph) == {("sink.example.net", "held"): 1}
+    assert queue_cli(ph, "retry", "--email", em).startswith("0 recipients"), "held stays held"
+    assert queue_cli(ph, "release", "--email", em).startswith("1 recipient released")
+    assert summary_rows(ph) == {("sink.example.net", "scheduled"): 1}
+
+    time.sleep(1.5)
+    assert not arrived(sink, "not early"), "sent before its time"
+    got = get(ph, key, em)
+    assert got["status"] == "SCHEDULED", got
+    assert abs(parse(got["scheduled_at"]) - at) < 0.01, got
+    # Still reschedulable (not under way).
+    r = ph.request("PATCH", f"/v1/emails/{em}", key=key, body={"scheduled_at": iso(at)})
+    assert r.status == 200, r
+    while time.time() < at - 0.3:
+        assert not arrived(sink, "not early"), "sent before its time"
+        time.sleep(0.1)
+    came = wait_arrival(sink, "not early", at + 5)
+    assert came >= at - 0.3, (came, at)
+    assert len(arrived(sink, "not early")) == 1
+    wait_for(lambda: get(ph, key, em)["status"] == "DELIVERED", timeout=10, what="DELIVERED")
+    assert summary_rows(ph) == {}
