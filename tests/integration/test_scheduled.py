@@ -9,7 +9,6 @@ import datetime
 import email.message
 import json
 import smtplib
-import ssl
 import time
 
 import pytest
@@ -18,6 +17,8 @@ from support.dnsmasq import Dnsmasq
 from support.domains import dns_env, verified_domain
 from support.posthorn import api_error as error, free_port, wait_for
 from support.smtp_sink import SmtpSink
+
+from smtp_client import submit
 
 SENDER = "mail.example.com"
 TO = "user@sink.example.net"
@@ -199,32 +200,20 @@ def test_bad_scheduled_at_is_refused(world, value, why):
     assert ph.get("/v1/email", key=key).json()["total"] == 0
 
 
-def tls_context():
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    return ctx
-
-
-def submit(ph, key, subject, scheduled_at):
+def submit_scheduled(ph, key, subject, scheduled_at):
     m = email.message.EmailMessage()
     m["From"] = f"Acme <hello@{SENDER}>"
     m["To"] = TO
     m["Subject"] = subject
     m["X-Posthorn-Scheduled-At"] = scheduled_at
     m.set_content("Hello over SMTP, later.\n")
-    with smtplib.SMTP("127.0.0.1", ph.submission_port, timeout=10) as s:
-        s.ehlo("client.test")
-        s.starttls(context=tls_context())
-        s.ehlo("client.test")
-        s.login(key, key)
-        return s.send_message(m)
+    return submit(ph, key, m)
 
 
 def test_smtp_header_schedules_and_is_not_delivered(world):
     ph, key, sink = world
     at = time.time() + 3
-    assert submit(ph, key, "smtp later", iso(at)) == {}
+    assert submit_scheduled(ph, key, "smtp later", iso(at)) == {}
     (em,) = listed(ph, key, "SCHEDULED")
     assert abs(parse(get(ph, key, em)["scheduled_at"]) - at) < 0.01
     while time.time() < at - 0.3:
@@ -237,7 +226,7 @@ def test_smtp_header_schedules_and_is_not_delivered(world):
 
     for bad, why in [("tomorrow", "with an offset"), (iso(time.time() - 3600), "in the past")]:
         with pytest.raises(smtplib.SMTPDataError) as refused:
-            submit(ph, key, "smtp bad", bad)
+            submit_scheduled(ph, key, "smtp bad", bad)
         assert refused.value.smtp_code == 550, refused.value
         text = refused.value.smtp_error.decode()
         assert text.startswith("5.6.0 X-Posthorn-Scheduled-At") and why in text, text
