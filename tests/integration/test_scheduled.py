@@ -270,6 +270,10 @@ def test_scheduled_recipients_are_their_own_queue_state_and_retry_leaves_them(wo
     assert summary_rows(ph) == {("sink.example.net", "scheduled"): 1}
     j = json.loads(queue_cli(ph, "summary", "--json"))
     assert [(g["state"], g["recipients"]) for g in j["data"]] == [("scheduled", 1)], j
+    m = ph.request("GET", "/metrics")
+    assert m.status == 200, m
+    assert '\nposthorn_queue_recipients{state="scheduled"} 1\n' in m.body.decode(), m
+    assert '\nposthorn_queue_recipients{state="deferred"} 0\n' in m.body.decode(), m
 
     # The operator's retry, by email and by domain, leaves it alone.
     assert queue_cli(ph, "retry", "--email", em).startswith("0 recipients retried"), em
