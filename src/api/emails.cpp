@@ -170,12 +170,15 @@ asio::awaitable<std::variant<PreparedEmail, http::Response>> prepare_send(
     auto parsed = parse_send_request(body, {.max_recipients = limits.max_recipients,
                                             .max_attachment_bytes = limits.max_attachment_bytes});
     if (auto* e = std::get_if<http::Response>(&parsed)) co_return R(std::move(*e));
-    // A send that names a template: its subject, html and text rendered from it.
-    auto unfilled = std::get<SendRequest>(std::move(parsed));
-    auto template_account = key.account_id;
-    auto filled = co_await apply_template(deps, std::move(template_account), std::move(unfilled));
-    if (auto* e = std::get_if<http::Response>(&filled)) co_return R(std::move(*e));
-    auto req = std::get<SendRequest>(std::move(filled));
+    // A send that names a template: its subject, html and text rendered from it. A plain
+    // send does not enter apply_template (a coroutine frame per send).
+    auto req = std::get<SendRequest>(std::move(parsed));
+    if (req.template_ref) {
+        auto template_account = key.account_id;
+        auto filled = co_await apply_template(deps, std::move(template_account), std::move(req));
+        if (auto* e = std::get_if<http::Response>(&filled)) co_return R(std::move(*e));
+        req = std::get<SendRequest>(std::move(filled));
+    }
     if (req.scheduled_at)
         if (auto why =
                 domain::schedule_refusal("scheduled_at", *req.scheduled_at, deps.clock.now_ms()))

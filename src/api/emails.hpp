@@ -36,6 +36,12 @@ std::variant<std::optional<std::string>, http::Response> idempotency_header(
 // The operator's log line of a refused send (log_refused_send), read from its error answer.
 void log_refused_answer(std::string_view account_id, std::string_view client_ip,
                         const http::Response& res);
+// The email `id` of the key's account, for a key to `verb` ("read", "change"): 404
+// NOT_FOUND for none (or another account's), 403 FORBIDDEN for a sending key and an email it
+// did not send (domain::may_read_email); else the email.
+asio::awaitable<std::variant<store::Email, http::Response>> email_for_key(detail::Context ctx,
+                                                                          std::string id,
+                                                                          std::string verb);
 asio::awaitable<http::Response> get_email(detail::Context ctx);
 asio::awaitable<http::Response> list_emails(detail::Context ctx);
 asio::awaitable<http::Response> list_envelopes(detail::Context ctx);

@@ -47,7 +47,7 @@ asio::awaitable<http::Response> get_queue(detail::Context ctx) {
         auto state = domain::from_name<domain::QueueState>(*v);
         if (!state)
             co_return detail::validation_error(
-                "state must be one of ready, deferred, in_flight, held");
+                "state must be one of ready, deferred, scheduled, in_flight, held");
         select.states.push_back(*state);
     }
     auto groups = co_await ctx.deps.queue.queue_summary(std::move(select), ctx.deps.clock.now_ms());

@@ -10,6 +10,7 @@
 #include "api/detail/context.hpp"
 #include "api/detail/json_body.hpp"
 #include "api/domains.hpp"
+#include "api/email_content.hpp"
 #include "api/emails.hpp"
 #include "api/inbound.hpp"
 #include "api/keys.hpp"
@@ -131,6 +132,13 @@ struct V1::Impl {
         // So too its reschedule and cancel: of the emails it sent (domain::may_read_email).
         add("PATCH", "/v1/emails/{id}", &reschedule_email, {.need = KeyNeed::read_sent_mail});
         add("POST", "/v1/emails/{id}/cancel", &cancel_email, {.need = KeyNeed::read_sent_mail});
+        // What it was, read back (issue 31's dashboard): as GET /v1/emails/{id} reads it.
+        add("GET", "/v1/emails/{id}/events", &get_email_events, {.need = KeyNeed::read_sent_mail});
+        add("GET", "/v1/emails/{id}/content", &get_email_content,
+            {.need = KeyNeed::read_sent_mail});
+        add("GET", "/v1/emails/{id}/raw", &get_email_raw, {.need = KeyNeed::read_sent_mail});
+        add("GET", "/v1/emails/{id}/preview", &get_email_preview,
+            {.need = KeyNeed::read_sent_mail});
         add("GET", "/v1/email", &list_emails, kList);
         add("POST", "/v1/webhooks", &create_webhook, kWebhooks);
         add("GET", "/v1/webhooks", &list_webhooks, kWebhooks);

@@ -7,17 +7,26 @@
 
 namespace posthorn::domain {
 
+QueueState queue_state(const Recipient& r, EmailStatus email_status, UnixMs now) {
+    if (r.lease_until && *r.lease_until > now) return QueueState::in_flight;
+    if (r.held_at) return QueueState::held;
+    const bool later = r.next_attempt_at && *r.next_attempt_at > now;
+    if (later && email_status == EmailStatus::scheduled) return QueueState::scheduled;
+    if (later) return QueueState::deferred;
+    return QueueState::ready;
+}
+
 std::vector<QueueState> queue_states_for(QueueAction action) {
     using S = QueueState;
     switch (action) {
         case QueueAction::hold:
-            return {S::ready, S::deferred, S::in_flight};
+            return {S::ready, S::deferred, S::scheduled, S::in_flight};
         case QueueAction::release:
             return {S::held, S::in_flight};
         case QueueAction::retry:
             return {S::deferred};
         case QueueAction::purge:
-            return {S::ready, S::deferred, S::held};
+            return {S::ready, S::deferred, S::scheduled, S::held};
     }
     return {};
 }

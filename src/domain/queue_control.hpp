@@ -17,14 +17,23 @@ namespace posthorn::domain {
 
 enum class QueueAction : std::uint8_t { hold, release, retry, purge };
 
+// Where the QUEUED recipient `r` of an email in `email_status` stands at `now`, in this order
+// of precedence: in_flight (a live lease), held (held_at), scheduled (its email is SCHEDULED
+// and its next attempt, the scheduled time, is still to come), deferred (its next attempt is
+// still to come: a retry), ready. A store's queries (QueueViewStore, QueueAdminStore) select
+// and count by the same conditions; the contract suite checks that they agree.
+QueueState queue_state(const Recipient& r, EmailStatus email_status, UnixMs now);
+
 // The states of the queued recipients `action` takes:
-//   hold     ready, deferred, in flight: an attempt under way finishes, and a retry it ends in
-//            waits for the release;
+//   hold     ready, deferred, scheduled, in flight: an attempt under way finishes, and a retry
+//            it ends in waits for the release; a scheduled one held keeps its time;
 //   release  held, and in flight (held while its attempt was under way);
-//   retry    deferred: ready ones are due already, held ones stay held (release them), and in
-//            flight ones are being attempted;
-//   purge    ready, deferred, held; not in flight: an attempt under way may still deliver,
-//            and its outcome would come after the purge. Purge them once it has ended.
+//   retry    deferred: ready ones are due already, held ones stay held (release them), in
+//            flight ones are being attempted, and scheduled ones wait for their time (a retry
+//            would send them early: reschedule the email instead, PATCH /v1/emails/{id});
+//   purge    ready, deferred, scheduled, held; not in flight: an attempt under way may still
+//            deliver, and its outcome would come after the purge. Purge them once it has
+//            ended.
 std::vector<QueueState> queue_states_for(QueueAction action);
 
 // The last response, and the bounce's message, of a purged recipient.

@@ -36,14 +36,34 @@ std::vector<EventKind> kinds(const EmailChange& c) {
 
 TEST(QueueControl, EachCommandTakesItsStates) {
     EXPECT_EQ(queue_states_for(QueueAction::hold),
-              (std::vector<S>{S::ready, S::deferred, S::in_flight}));
+              (std::vector<S>{S::ready, S::deferred, S::scheduled, S::in_flight}));
     EXPECT_EQ(queue_states_for(QueueAction::release), (std::vector<S>{S::held, S::in_flight}));
+    // Never a scheduled one: a retry would send it before its time (issue 30).
     EXPECT_EQ(queue_states_for(QueueAction::retry), (std::vector<S>{S::deferred}));
     // Never what is in flight: its attempt's outcome would come after the purge.
     EXPECT_EQ(queue_states_for(QueueAction::purge),
-              (std::vector<S>{S::ready, S::deferred, S::held}));
+              (std::vector<S>{S::ready, S::deferred, S::scheduled, S::held}));
     EXPECT_EQ(name(S::in_flight), "in_flight");
     EXPECT_EQ(from_name<S>("deferred"), S::deferred);
+    EXPECT_EQ(from_name<S>("scheduled"), S::scheduled);
+}
+
+TEST(QueueControl, AQueuedRecipientsStateFollowsLeaseHoldScheduleAndRetry) {
+    const UnixMs now = 10'000;
+    auto r = recipient(1);
+    r.attempts = 0;
+    r.next_attempt_at = now + 5000;
+    EXPECT_EQ(queue_state(r, EmailStatus::scheduled, now), S::scheduled);
+    EXPECT_EQ(queue_state(r, EmailStatus::queued, now), S::deferred) << "a retry's wait";
+    EXPECT_EQ(queue_state(r, EmailStatus::scheduled, now + 5000), S::ready)
+        << "its time has come, released or not";
+    r.held_at = now - 1;
+    EXPECT_EQ(queue_state(r, EmailStatus::scheduled, now), S::held) << "held keeps precedence";
+    r.lease_until = now + 1;
+    EXPECT_EQ(queue_state(r, EmailStatus::scheduled, now), S::in_flight);
+    auto fresh = recipient(2);
+    fresh.next_attempt_at = std::nullopt;
+    EXPECT_EQ(queue_state(fresh, EmailStatus::queued, now), S::ready) << "never tried: due";
 }
 
 TEST(QueueControl, PurgingTheOnlyRecipientFailsTheEmailAndRaisesEmailFailed) {

@@ -73,8 +73,10 @@ enum class RecipientType : std::uint8_t { to, cc, bcc };
 // Where a queued (QUEUED) recipient stands in the queue at a given moment: its lease is live
 // (`in_flight`: a node has claimed it and its attempt is under way or about to be), else it
 // is held by the operator (`held`: not attempted until released), else its next attempt is
-// due (`ready`) or still to come (`deferred`: waiting for a retry). queue_control.hpp.
-enum class QueueState : std::uint8_t { ready, deferred, in_flight, held };
+// due (`ready`) or still to come: waiting for the time its SCHEDULED email was scheduled at
+// (`scheduled`: issue 30), or waiting for a retry (`deferred`). queue_control.hpp (queue_state
+// is the rule; a store's queries follow it).
+enum class QueueState : std::uint8_t { ready, deferred, in_flight, held, scheduled };
 
 // What the account's statistics count (GET /v1/stats, domain/stats.hpp): emails accepted,
 // and emails that became DELIVERED, BOUNCED (one counter per bounce class), COMPLAINED,
@@ -111,8 +113,8 @@ inline constexpr std::array<std::string_view, 4> kBounceTypeNames = {"hard", "so
 inline constexpr std::array<std::string_view, 4> kSuppressionReasonNames = {
     "hard_bounce", "complaint", "manual", "unsubscribe"};
 inline constexpr std::array<std::string_view, 3> kRecipientTypeNames = {"to", "cc", "bcc"};
-inline constexpr std::array<std::string_view, 4> kQueueStateNames = {"ready", "deferred",
-                                                                     "in_flight", "held"};
+inline constexpr std::array<std::string_view, 5> kQueueStateNames = {
+    "ready", "deferred", "in_flight", "held", "scheduled"};
 inline constexpr std::array<std::string_view, 11> kStatKindNames = {
     "accepted",     "delivered",     "bounced.hard",
     "bounced.soft", "bounced.block", "bounced.undetermined",

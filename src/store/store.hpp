@@ -176,6 +176,11 @@ class EmailStore {
     virtual asio::awaitable<Result<Email>> find_email(std::string account_id, std::string id) = 0;
     virtual asio::awaitable<Result<std::string>> email_raw(std::string account_id,
                                                            std::string id) = 0;
+    // Every event written about the email (Event::email_id), oldest first: in the order they
+    // were written. Another account's email has none (an empty list, as one without events;
+    // the caller reads the email first).
+    virtual asio::awaitable<Result<std::vector<Event>>> email_events(std::string account_id,
+                                                                     std::string id) = 0;
     // sort_by: created_at | to_email. search: subject or any recipient address. statuses,
     // tags: SearchQuery. Each email comes with its tags and metadata (as find_email's).
     virtual asio::awaitable<Result<Page<Email>>> list_emails(SearchQuery query) = 0;

@@ -12,7 +12,6 @@ import json
 import re
 import shutil
 import smtplib
-import ssl
 import subprocess
 import time
 
@@ -23,6 +22,8 @@ from support.dnsmasq import Dnsmasq
 from support.domains import dns_env, verified_domain, zone_records
 from support.posthorn import free_port
 from support.smtp_sink import SmtpSink
+
+from smtp_client import submit
 
 SENDER = "mail.example.com"
 NODE_CLIENT = __import__("pathlib").Path(__file__).resolve().parents[1] / "node" / "submit.js"
@@ -53,18 +54,6 @@ def world(tmp_path, posthorn_factory):
 def html_of(text):
     return ('<html><head><meta charset="utf-8"></head><body>'
             f'<p>{text}</p><p><a href="https://shop.example/item">item</a></p></body></html>')
-
-
-def submit(ph, key, msg: email.message.EmailMessage):
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE  # the data dir's self-signed certificate
-    with smtplib.SMTP("127.0.0.1", ph.submission_port, timeout=10) as s:
-        s.ehlo("client.test")
-        s.starttls(context=ctx)
-        s.ehlo("client.test")
-        s.login(key, key)
-        s.send_message(msg)
 
 
 def by_subject(sink, n, timeout=30.0):

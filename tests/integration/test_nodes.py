@@ -4,10 +4,13 @@ master key. Sends spread over the nodes are delivered exactly once, and any node
 any email; one idempotency key sent to two nodes at once makes one email; the send rate is
 the account's, shared by the nodes; a node SIGKILLed while it holds leases leaves its mail
 to the others once `delivery.lease_s` has passed; and PostgreSQL restarted under load loses
-no acknowledged email, while the sends it refuses are 503 STORE_UNAVAILABLE.
+no acknowledged email, while the sends it refuses are 503 STORE_UNAVAILABLE. Scheduled emails
+(issue 30) accepted on different nodes are each sent once at their time, a reschedule and a
+cancel made on other nodes hold, and a node killed before their time loses none of them.
 Runs on PostgreSQL only (integration.pg.test_nodes): nodes cannot share a SQLite file."""
 import collections
 import concurrent.futures
+import datetime
 import email.message
 import email.policy
 import re
@@ -515,3 +518,91 @@ def test_postgresql_restarted_under_load_loses_no_acknowledged_email(own_pg_serv
         print(f"{len(unacked)} emails answered 503 were stored and delivered: {sorted(unacked)}")
     for ph in (b, a):  # while the server is up: a clean shutdown
         assert ph.stop() == 0, ph.output()
+
+
+def iso_at(t: float) -> str:
+    """`t` (seconds since the epoch) as ISO 8601 with an offset, to the millisecond."""
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(
+        timespec="milliseconds")
+
+
+class Arrivals:
+    """When each subject first reached the sink (polled every 20 ms in a thread of its own),
+    and how many times."""
+
+    def __init__(self, sink):
+        self.sink, self.first, self.stopping = sink, {}, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stopping.is_set():
+            now = time.time()
+            for m in list(self.sink.messages):
+                self.first.setdefault(subject_of(m), now)
+            time.sleep(0.02)
+
+    def counts(self):
+        return collections.Counter(subject_of(m) for m in list(self.sink.messages))
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join()
+
+
+def test_scheduled_send_across_nodes_on_time_once_with_reschedule_cancel_and_a_killed_node(
+        cluster):
+    # Issue 30: scheduled emails accepted on different nodes are each sent once, at their time,
+    # by some node; a reschedule made on one node and a cancel made on another hold on all;
+    # a node SIGKILLed while the schedules are pending loses none of them (its own included).
+    c = cluster()
+    a = c.node("node-a")
+    key = c.account(a)
+    b = c.node("node-b")
+    k = c.node("node-c")
+    nodes = {"node-a": a, "node-b": b, "node-c": k}
+    arrivals = Arrivals(c.sink)
+    t0 = time.time()
+    # subject → (node that accepts it, seconds after t0)
+    plan = {"sched a": ("node-a", 10), "sched b": ("node-b", 11), "sched c": ("node-c", 12),
+            "sched c2": ("node-c", 13), "moved": ("node-a", 12), "canceled": ("node-b", 12)}
+    ids, at = {}, {}
+    for subject, (name, after) in plan.items():
+        at[subject] = t0 + after
+        ids[subject] = send(nodes[name], key, subject, scheduled_at=iso_at(at[subject]))
+    for subject, em in ids.items():
+        r = b.get(f"/v1/emails/{em}", key=key)  # any node answers for any email
+        assert r.status == 200 and r.json()["status"] == "SCHEDULED", (subject, r)
+
+    # Moved on node B (accepted on A) to later; canceled on node C (accepted on B).
+    at["moved"] = t0 + 16
+    r = b.request("PATCH", f"/v1/emails/{ids['moved']}", key=key,
+                  body={"scheduled_at": iso_at(at["moved"])})
+    assert r.status == 200 and r.json()["status"] == "SCHEDULED", r
+    r = k.request("POST", f"/v1/emails/{ids['canceled']}/cancel", key=key)
+    assert r.status == 200 and r.json()["status"] == "CANCELED", r
+    for ph in (a, b):  # every node sees both at once
+        got = ph.get(f"/v1/emails/{ids['moved']}", key=key).json()
+        assert abs(datetime.datetime.fromisoformat(
+            got["scheduled_at"].replace("Z", "+00:00")).timestamp() - at["moved"]) < 0.01, got
+        assert ph.get(f"/v1/emails/{ids['canceled']}", key=key).json()["status"] == "CANCELED"
+
+    # Node C, which accepted two of them, dies before their time.
+    assert time.time() < t0 + 8, "the setup took too long for the schedule"
+    assert k.stop(signal.SIGKILL) == -signal.SIGKILL
+    assert arrivals.counts() == {}, "nothing before its time"
+
+    expected = [s for s in plan if s != "canceled"]
+    emails = wait_delivered([a, b], key, [ids[s] for s in expected], timeout=40)
+    time.sleep(1.5)  # a second delivery would have time to arrive
+    arrivals.stop()
+    assert arrivals.counts() == collections.Counter(expected), arrivals.counts()
+    for s in expected:
+        came = arrivals.first[s]
+        assert at[s] - 0.3 <= came <= at[s] + 5, (s, came - at[s])
+        assert emails[ids[s]]["status"] == "DELIVERED"
+    assert arrivals.first["moved"] >= t0 + 16 - 0.3, "sent at its old time"
+    got = a.get(f"/v1/emails/{ids['canceled']}", key=key).json()
+    assert got["status"] == "CANCELED" and got["recipients"][0]["status"] == "CANCELED", got
+    assert {m.helo for m in c.sink.messages} <= {"node-a.posthorn.test", "node-b.posthorn.test"}
+    assert delivered_events(a) == {ids[s]: 1 for s in expected}

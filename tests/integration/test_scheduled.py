@@ -7,8 +7,8 @@ for every recipient; bad times are refused (400, 550); the list filters on SCHED
 CANCELED. Against a real aiosmtpd sink."""
 import datetime
 import email.message
+import json
 import smtplib
-import ssl
 import time
 
 import pytest
@@ -17,6 +17,8 @@ from support.dnsmasq import Dnsmasq
 from support.domains import dns_env, verified_domain
 from support.posthorn import api_error as error, free_port, wait_for
 from support.smtp_sink import SmtpSink
+
+from smtp_client import submit
 
 SENDER = "mail.example.com"
 TO = "user@sink.example.net"
@@ -198,32 +200,20 @@ def test_bad_scheduled_at_is_refused(world, value, why):
     assert ph.get("/v1/email", key=key).json()["total"] == 0
 
 
-def tls_context():
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    return ctx
-
-
-def submit(ph, key, subject, scheduled_at):
+def submit_scheduled(ph, key, subject, scheduled_at):
     m = email.message.EmailMessage()
     m["From"] = f"Acme <hello@{SENDER}>"
     m["To"] = TO
     m["Subject"] = subject
     m["X-Posthorn-Scheduled-At"] = scheduled_at
     m.set_content("Hello over SMTP, later.\n")
-    with smtplib.SMTP("127.0.0.1", ph.submission_port, timeout=10) as s:
-        s.ehlo("client.test")
-        s.starttls(context=tls_context())
-        s.ehlo("client.test")
-        s.login(key, key)
-        return s.send_message(m)
+    return submit(ph, key, m)
 
 
 def test_smtp_header_schedules_and_is_not_delivered(world):
     ph, key, sink = world
     at = time.time() + 3
-    assert submit(ph, key, "smtp later", iso(at)) == {}
+    assert submit_scheduled(ph, key, "smtp later", iso(at)) == {}
     (em,) = listed(ph, key, "SCHEDULED")
     assert abs(parse(get(ph, key, em)["scheduled_at"]) - at) < 0.01
     while time.time() < at - 0.3:
@@ -236,7 +226,78 @@ def test_smtp_header_schedules_and_is_not_delivered(world):
 
     for bad, why in [("tomorrow", "with an offset"), (iso(time.time() - 3600), "in the past")]:
         with pytest.raises(smtplib.SMTPDataError) as refused:
-            submit(ph, key, "smtp bad", bad)
+            submit_scheduled(ph, key, "smtp bad", bad)
         assert refused.value.smtp_code == 550, refused.value
         text = refused.value.smtp_error.decode()
         assert text.startswith("5.6.0 X-Posthorn-Scheduled-At") and why in text, text
+
+
+def queue_cli(ph, *args):
+    r = ph.cli("queue", *args, check=False)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    return r.stdout
+
+
+def summary_rows(ph):
+    """`posthorn queue summary` as {(domain, state): recipients}."""
+    rows = {}
+    for line in queue_cli(ph, "summary").splitlines()[1:-1]:
+        domain, state, n, _oldest, _next = line.split()
+        rows[(domain, state)] = int(n)
+    return rows
+
+
+def test_scheduled_recipients_are_their_own_queue_state_and_retry_leaves_them(world):
+    ph, key, sink = world
+    at = time.time() + 9
+    r = send(ph, key, "not early", scheduled_at=iso(at))
+    assert r.status == 200, r
+    em = r.json()["id"]
+
+    # Counted as scheduled, not deferred: GET /v1/queue, the CLI summary (table and JSON).
+    r = ph.get("/v1/queue", key=key)
+    assert r.status == 200, r
+    v = r.json()
+    assert [(g["domain"], g["state"], g["recipients"]) for g in v["data"]] == [
+        ("sink.example.net", "scheduled", 1)], v
+    assert v["total_recipients"] == 1
+    assert abs(parse(v["data"][0]["next_attempt_at"]) - at) < 0.01, v
+    r = ph.get("/v1/queue?state=scheduled", key=key)
+    assert r.status == 200 and r.json()["total_recipients"] == 1, r
+    r = ph.get("/v1/queue?state=deferred", key=key)
+    assert r.status == 200 and r.json()["total_recipients"] == 0, r
+    assert "scheduled" in error(ph.get("/v1/queue?state=later", key=key))
+    assert summary_rows(ph) == {("sink.example.net", "scheduled"): 1}
+    j = json.loads(queue_cli(ph, "summary", "--json"))
+    assert [(g["state"], g["recipients"]) for g in j["data"]] == [("scheduled", 1)], j
+    m = ph.request("GET", "/metrics")
+    assert m.status == 200, m
+    assert '\nposthorn_queue_recipients{state="scheduled"} 1\n' in m.body.decode(), m
+    assert '\nposthorn_queue_recipients{state="deferred"} 0\n' in m.body.decode(), m
+
+    # The operator's retry, by email and by domain, leaves it alone.
+    assert queue_cli(ph, "retry", "--email", em).startswith("0 recipients retried"), em
+    assert queue_cli(ph, "retry", "--domain", "sink.example.net").startswith("0 recipients")
+    # Hold and release keep their behaviour: held, then scheduled again with its time.
+    assert queue_cli(ph, "hold", "--email", em).startswith("1 recipient held")
+    assert summary_rows(ph) == {("sink.example.net", "held"): 1}
+    assert queue_cli(ph, "retry", "--email", em).startswith("0 recipients"), "held stays held"
+    assert queue_cli(ph, "release", "--email", em).startswith("1 recipient released")
+    assert summary_rows(ph) == {("sink.example.net", "scheduled"): 1}
+
+    time.sleep(1.5)
+    assert not arrived(sink, "not early"), "sent before its time"
+    got = get(ph, key, em)
+    assert got["status"] == "SCHEDULED", got
+    assert abs(parse(got["scheduled_at"]) - at) < 0.01, got
+    # Still reschedulable (not under way).
+    r = ph.request("PATCH", f"/v1/emails/{em}", key=key, body={"scheduled_at": iso(at)})
+    assert r.status == 200, r
+    while time.time() < at - 0.3:
+        assert not arrived(sink, "not early"), "sent before its time"
+        time.sleep(0.1)
+    came = wait_arrival(sink, "not early", at + 5)
+    assert came >= at - 0.3, (came, at)
+    assert len(arrived(sink, "not early")) == 1
+    wait_for(lambda: get(ph, key, em)["status"] == "DELIVERED", timeout=10, what="DELIVERED")
+    assert summary_rows(ph) == {}

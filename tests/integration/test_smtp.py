@@ -7,7 +7,6 @@ import email.message
 import shutil
 import smtplib
 import socket
-import ssl
 import subprocess
 import time
 
@@ -17,6 +16,8 @@ from support.dnsmasq import Dnsmasq
 from support.domains import dns_env, verified_domain
 from support.posthorn import free_port, wait_for
 from support.smtp_sink import SmtpSink
+
+from smtp_client import submit, tls_context
 
 SENDER = "mail.example.com"
 
@@ -39,22 +40,6 @@ def world(tmp_path, posthorn_factory):
     yield ph, key, sink
     sink.stop()
     dns.stop()
-
-
-def tls_context():
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE  # the server's certificate is self-signed in the data dir
-    return ctx
-
-
-def submit(ph, key, msg: email.message.EmailMessage, rcpts=None, from_addr=None):
-    with smtplib.SMTP("127.0.0.1", ph.submission_port, timeout=10) as s:
-        s.ehlo("client.test")
-        s.starttls(context=tls_context())
-        s.ehlo("client.test")
-        s.login(key, key)
-        return s.send_message(msg, from_addr=from_addr, to_addrs=rcpts)
 
 
 def message(**h):

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "domain/queue_control.hpp"
 #include "domain/scheduling.hpp"
 #include "store/contract/contract.hpp"
 
@@ -247,5 +248,80 @@ TEST_P(StoreContract, ARescheduleMovesTheTimeTheQueueWaitsFor) {
     EXPECT_FALSE(refused->empty());
 }
 
+// A scheduled email's recipients are in a queue state of their own (domain::queue_state):
+// counted as `scheduled`, not `deferred`; the operator's retry (the states domain::
+// queue_states_for gives it) does not make them due; a hold takes them and its release
+// gives them back their time; at their time they are ready like any due recipient.
+TEST_P(StoreContract, AScheduledEmailsRecipientsAreScheduledInTheQueueAndRetryLeavesThem) {
+    using S = domain::QueueState;
+    const auto acc = make_account("acme");
+    const auto d = make_domain(acc);
+    const auto sched = create(scheduled_email(acc, d, 2));
+    // Another email whose recipient waits for a retry (deferred).
+    const auto plain = create(new_email(acc, d, 1, kT0));
+    auto claimed = run(store().claim_due(kT0 + 10, 10, "n", kT0 + 100));
+    ASSERT_TRUE(claimed) << claimed.error().message();
+    ASSERT_EQ(claimed_recipients(*claimed), 1u) << "the scheduled one is not claimed";
+    const auto p = find(acc.id, plain);
+    domain::Outcomes o{.recipients = {retry_at(p.recipients[0], kAt + kMinute)}, .at = kT0 + 20};
+    ASSERT_TRUE(run(store().change_email(acc.id, plain, true, apply(o))));
+
+    const UnixMs now = kT0 + kMinute;
+    auto count = [&](UnixMs at, S state, const std::string& email = {}) {
+        QueueSelector sel{.account_id = acc.id};
+        if (!email.empty()) sel.email_id = email;
+        auto groups = run(store().queue_summary(std::move(sel), at));
+        EXPECT_TRUE(groups) << groups.error().message();
+        std::int64_t n = 0;
+        if (!groups) return n;
+        for (const auto& g : *groups)
+            if (g.state == state) n += g.recipients;
+        return n;
+    };
+    EXPECT_EQ(count(now, S::scheduled), 2);
+    EXPECT_EQ(count(now, S::deferred), 1) << "only the retry";
+    // The store counts as the rule decides.
+    for (const auto& r : find(acc.id, sched).recipients)
+        EXPECT_EQ(domain::queue_state(r, domain::EmailStatus::scheduled, now), S::scheduled);
+    auto only = run(store().queue_summary({.states = {S::scheduled}}, now));
+    ASSERT_TRUE(only);
+    ASSERT_EQ(only->size(), 1u);
+    EXPECT_EQ(only->front().recipients, 2);
+    EXPECT_EQ(only->front().next_attempt_at, kAt);
+
+    // The operator's retry: the deferred recipient only.
+    const auto retry = domain::queue_states_for(domain::QueueAction::retry);
+    auto n = run(store().make_due({.account_id = acc.id, .states = retry}, now));
+    ASSERT_TRUE(n) << n.error().message();
+    EXPECT_EQ(*n, 1);
+    for (const auto& r : find(acc.id, sched).recipients) EXPECT_EQ(r.next_attempt_at, kAt);
+    EXPECT_EQ(find(acc.id, plain).recipients[0].next_attempt_at, now);
+    auto early = run(store().claim_due(now, 10, "n", now + 100));
+    ASSERT_TRUE(early);
+    ASSERT_EQ(claimed_recipients(*early), 1u);
+    EXPECT_EQ(early->front().id, plain);
+    // Retried by the email's id: nothing.
+    EXPECT_EQ(*run(store().make_due({.email_id = sched, .states = retry}, now)), 0);
+
+    // Hold takes them; release gives them back their time (still scheduled).
+    const auto hold = domain::queue_states_for(domain::QueueAction::hold);
+    EXPECT_EQ(*run(store().hold_queued({.email_id = sched, .states = hold}, now)), 2);
+    EXPECT_EQ(count(now, S::held), 2);
+    EXPECT_EQ(count(now, S::scheduled), 0);
+    const auto release = domain::queue_states_for(domain::QueueAction::release);
+    EXPECT_EQ(*run(store().release_queued({.email_id = sched, .states = release}, now)), 2);
+    EXPECT_EQ(count(now, S::scheduled), 2);
+    for (const auto& r : find(acc.id, sched).recipients) EXPECT_EQ(r.next_attempt_at, kAt);
+
+    // At its time: ready (released by the scheduler or not), then claimed (with the plain
+    // email's recipient, whose lease has run out).
+    EXPECT_EQ(count(kAt, S::scheduled), 0);
+    EXPECT_EQ(count(kAt, S::ready, sched), 2);
+    auto due = run(store().claim_due(kAt, 10, "n", kAt + 100));
+    ASSERT_TRUE(due);
+    EXPECT_EQ(claimed_recipients(*due), 3u);
+}
+
 }  // namespace
+
 }  // namespace posthorn::store::contract

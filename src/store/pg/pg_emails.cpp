@@ -518,6 +518,33 @@ asio::awaitable<Result<std::string>> PgStore::email_raw(std::string account_id, 
         false);
 }
 
+asio::awaitable<Result<std::vector<Event>>> PgStore::email_events(std::string account_id,
+                                                                  std::string id) {
+    return impl_->read(
+        [account_id = std::move(account_id),
+         id = std::move(id)](Conn& c) -> Result<std::vector<Event>> {
+            auto rows = c.exec(
+                "SELECT id, account_id, type, email_id, data, created_at FROM events "
+                "WHERE email_id = $1 AND account_id = $2 ORDER BY seq",
+                Params().add(id).add(account_id));
+            if (!rows) return rows.error();
+            std::vector<Event> out;
+            out.reserve(static_cast<std::size_t>(rows->size()));
+            for (int i = 0; i < rows->size(); ++i) {
+                const auto r = rows->row(i);
+                out.push_back(
+                    Event{.id = r.text(0),
+                          .account_id = r.text(1),
+                          .kind = detail::read_name(r.text(2), domain::EventKind::email_sent),
+                          .email_id = r.opt_text(3),
+                          .data_json = r.text(4),
+                          .created_at = r.int64(5)});
+            }
+            return out;
+        },
+        false);
+}
+
 asio::awaitable<Result<Page<Email>>> PgStore::list_emails(SearchQuery q) {
     return impl_->read([q = std::move(q)](Conn& c) {
         return search<Email>(c, q, std::string("SELECT ") + kEmailColumns, true, read_email);

@@ -20,13 +20,22 @@ constexpr int kChangeChunk = 500;
 
 std::string quoted(QueueState s) { return "'" + std::string(domain::name(s)) + "'"; }
 
-// A recipient's state at `now` (domain::QueueState), as SQL: a live lease first, then a
-// hold, then whether its next attempt is due.
+// Whether the recipient's email (of the row `recipients` read) is SCHEDULED, as SQL.
+std::string of_scheduled_email() {
+    return "EXISTS (SELECT 1 FROM emails se WHERE se.id = recipients.email_id AND "
+           "se.account_id = recipients.account_id AND se.status = '" +
+           std::string(domain::name(domain::EmailStatus::scheduled)) + "')";
+}
+
+// A recipient's state at `now` (domain::QueueState, as domain::queue_state decides it), as
+// SQL: a live lease first, then a hold, then whether its next attempt is still to come (its
+// email's scheduled time, or a retry's) or due.
 std::string state_case(const std::string& now) {
     return "CASE WHEN lease_until > " + now + " THEN " + quoted(QueueState::in_flight) +
            " WHEN held_at IS NOT NULL THEN " + quoted(QueueState::held) +
-           " WHEN next_attempt_at > " + now + " THEN " + quoted(QueueState::deferred) + " ELSE " +
-           quoted(QueueState::ready) + " END";
+           " WHEN next_attempt_at > " + now + " AND " + of_scheduled_email() + " THEN " +
+           quoted(QueueState::scheduled) + " WHEN next_attempt_at > " + now + " THEN " +
+           quoted(QueueState::deferred) + " ELSE " + quoted(QueueState::ready) + " END";
 }
 
 // The SQL condition of one state at `now`, the same order of precedence as state_case().
@@ -39,8 +48,12 @@ std::string state_condition(QueueState s, const std::string& now) {
             return unleased + " AND held_at IS NOT NULL";
         case QueueState::ready:
             return unleased + " AND held_at IS NULL AND next_attempt_at <= " + now;
+        case QueueState::scheduled:
+            return unleased + " AND held_at IS NULL AND next_attempt_at > " + now + " AND " +
+                   of_scheduled_email();
         case QueueState::deferred:
-            return unleased + " AND held_at IS NULL AND next_attempt_at > " + now;
+            return unleased + " AND held_at IS NULL AND next_attempt_at > " + now + " AND NOT " +
+                   of_scheduled_email();
     }
     return "false";
 }

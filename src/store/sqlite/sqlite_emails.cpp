@@ -629,6 +629,33 @@ asio::awaitable<Result<std::string>> SqliteStore::email_raw(std::string account_
         });
 }
 
+asio::awaitable<Result<std::vector<Event>>> SqliteStore::email_events(std::string account_id,
+                                                                      std::string id) {
+    return impl_->read([account_id = std::move(account_id),
+                        id = std::move(id)](Db& db) -> Result<std::vector<Event>> {
+        // events_email (migration 001) finds them; rowid is the order they were written in.
+        auto s = db.prepare(
+            "SELECT id, account_id, type, email_id, data, created_at FROM events "
+            "WHERE email_id = ?1 AND account_id = ?2 ORDER BY rowid");
+        if (!s) return s.error();
+        s->bind(1, id).bind(2, account_id);
+        std::vector<Event> out;
+        for (;;) {
+            auto row = s->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            out.push_back(
+                Event{.id = s->text(0),
+                      .account_id = s->text(1),
+                      .kind = detail::read_name(s->text(2), domain::EventKind::email_sent),
+                      .email_id = s->opt_text(3),
+                      .data_json = s->text(4),
+                      .created_at = s->int64(5)});
+        }
+        return out;
+    });
+}
+
 asio::awaitable<Result<Page<Email>>> SqliteStore::list_emails(SearchQuery q) {
     const bool indexed = by_index(q, impl_->search_index != nullptr);
     return impl_->read([q = std::move(q), indexed](Db& db) {

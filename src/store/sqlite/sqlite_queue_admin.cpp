@@ -18,18 +18,29 @@ using domain::QueueState;
 // so that a purge of a large queue does not hold the writer (and every send) for long.
 constexpr int kChangeChunk = 500;
 
-// A recipient's state at ?1 (domain::QueueState), as SQL: a live lease first, then a hold,
-// then whether its next attempt is due (one never tried has none: it is due).
+// Whether the recipient's email (of the row `recipients` read) is SCHEDULED, as SQL.
+std::string of_scheduled_email() {
+    return "EXISTS (SELECT 1 FROM emails se WHERE se.account_id = recipients.account_id AND "
+           "se.id = recipients.email_id AND se.status = '" +
+           std::string(domain::name(domain::EmailStatus::scheduled)) + "')";
+}
+
+// A recipient's state at ?1 (domain::QueueState, as domain::queue_state decides it), as SQL:
+// a live lease first, then a hold, then whether its next attempt is still to come (its
+// email's scheduled time, or a retry's) or due (one never tried has none: it is due).
 std::string state_case() {
     return std::string("CASE WHEN lease_until > ?1 THEN '") +
            std::string(domain::name(QueueState::in_flight)) + "' WHEN held_at IS NOT NULL THEN '" +
-           std::string(domain::name(QueueState::held)) + "' WHEN next_attempt_at > ?1 THEN '" +
-           std::string(domain::name(QueueState::deferred)) + "' ELSE '" +
-           std::string(domain::name(QueueState::ready)) + "' END";
+           std::string(domain::name(QueueState::held)) + "' WHEN next_attempt_at > ?1 AND " +
+           of_scheduled_email() + " THEN '" + std::string(domain::name(QueueState::scheduled)) +
+           "' WHEN next_attempt_at > ?1 THEN '" + std::string(domain::name(QueueState::deferred)) +
+           "' ELSE '" + std::string(domain::name(QueueState::ready)) + "' END";
 }
 
 // The SQL condition of one state at ?1, the same order of precedence as state_case().
-std::string_view state_condition(QueueState s) {
+std::string state_condition(QueueState s) {
+    const std::string waiting =
+        "(lease_until IS NULL OR lease_until <= ?1) AND held_at IS NULL AND next_attempt_at > ?1";
     switch (s) {
         case QueueState::in_flight:
             return "lease_until > ?1";
@@ -38,9 +49,10 @@ std::string_view state_condition(QueueState s) {
         case QueueState::ready:
             return "(lease_until IS NULL OR lease_until <= ?1) AND held_at IS NULL AND "
                    "(next_attempt_at IS NULL OR next_attempt_at <= ?1)";
+        case QueueState::scheduled:
+            return waiting + " AND " + of_scheduled_email();
         case QueueState::deferred:
-            return "(lease_until IS NULL OR lease_until <= ?1) AND held_at IS NULL AND "
-                   "next_attempt_at > ?1";
+            return waiting + " AND NOT " + of_scheduled_email();
     }
     return "0";
 }
@@ -72,8 +84,7 @@ struct Queued {
         if (!sel.states.empty()) {
             filter += " AND (";
             for (std::size_t i = 0; i < sel.states.size(); ++i)
-                filter += std::string(i ? " OR (" : "(") +
-                          std::string(state_condition(sel.states[i])) + ")";
+                filter += std::string(i ? " OR (" : "(") + state_condition(sel.states[i]) + ")";
             filter += ")";
         }
         if (!extra.empty()) filter += " AND " + std::string(extra);

@@ -94,6 +94,8 @@ class SqliteStore final : public Store, public SessionStore {
                                                       EmailDecision decide) override;
     asio::awaitable<Result<std::vector<Email>>> scheduled_due(UnixMs now, int limit) override;
     asio::awaitable<Result<std::string>> email_raw(std::string account_id, std::string id) override;
+    asio::awaitable<Result<std::vector<Event>>> email_events(std::string account_id,
+                                                             std::string id) override;
     asio::awaitable<Result<Page<Email>>> list_emails(SearchQuery query) override;
     asio::awaitable<Result<Page<Envelope>>> list_envelopes(SearchQuery query) override;
 
