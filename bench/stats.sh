@@ -10,7 +10,7 @@
 #      not $EMAILS sends: the sends' own cost is the send_emails section's), spread evenly
 #      over the last 29.5 days: 85% DELIVERED, 5% BOUNCED, 2% FAILED, 3% BLOCKED, 1%
 #      COMPLAINED, 4% still SENT; 30% of the delivered opened, 4% clicked; one in ten tagged
-#      campaign:spring. Their counters are then made by migration 029's own backfill
+#      campaign:spring. Their counters are then made by migration 028's own backfill
 #      statement (the one that counts the emails stored before it), which keeps the same
 #      counters as the live path would have (contract and integration tests check that path);
 #   3. posthorn starts again on that store, and bench/stats_load.py asks GET /v1/stats
@@ -136,7 +136,7 @@ counters_start=$load_end
   echo "PRAGMA synchronous = OFF;"
   echo "BEGIN;"
   echo "DELETE FROM stat_counters;"
-  sed -n '/^CREATE TEMP TABLE stat_facts/,$p' src/store/migrations/sqlite/029_stat_counters.sql
+  sed -n '/^CREATE TEMP TABLE stat_facts/,$p' src/store/migrations/sqlite/028_stat_counters.sql
   echo "COMMIT;"
 } | sqlite3 "$db"
 counters_end=$(date +%s.%N)
@@ -193,7 +193,7 @@ section="$tmp/section.md"
   echo "- The store: SQLite, $emails_rows emails of one account written straight into it with sqlite3 in $load_s s"
   echo "  (85% DELIVERED, 5% BOUNCED, 2% FAILED, 3% BLOCKED, 1% COMPLAINED, 4% SENT over the last 29.5 days; 30% of"
   echo "  the delivered opened, 4% clicked; one in ten tagged campaign:spring), then their $counter_rows counters made in"
-  echo "  $counters_s s by migration 029's backfill statement; ${db_mb} MB."
+  echo "  $counters_s s by migration 028's backfill statement; ${db_mb} MB."
   echo "- posthorn: the default windows (30 days by the day, 24 hours by the hour), $RUNS requests each after 2 warm-ups over"
   echo "  one keep-alive connection (\`bench/stats_load.py\`): latency from the request sent to the answer read."
   echo "- The peer: the same counts by a GROUP BY over the emails' rows (each event in its bucket; the tag through"

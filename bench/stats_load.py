@@ -14,7 +14,7 @@ KINDS = ("accepted", "delivered", "bounced", "complained", "failed", "blocked", 
          "clicked")
 
 # The peer: the same counts from the emails' rows, each event in its bucket (the same rules as
-# migration 029's backfill); `{where}` narrows to a domain or joins a tag.
+# migration 028's backfill); `{where}` narrows to a domain or joins a tag.
 PEER = """
 SELECT b, kind, COUNT(*) FROM (
   SELECT (created_at - :from) / :width AS b, 'accepted' AS kind FROM {src}

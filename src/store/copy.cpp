@@ -198,7 +198,7 @@ const std::vector<CopyTable>& copy_tables() {
           {"variables", K::text},
           {"created_at", K::integer},
           {"updated_at", K::integer}}},
-        {"stat_counters",  // the statistics' counters (migrations 029 / 016)
+        {"stat_counters",  // the statistics' counters (migrations 028 / 016)
          {{"account_id", K::text},
           {"dimension", K::text},
           {"hour", K::integer},

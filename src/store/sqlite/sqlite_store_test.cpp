@@ -18,8 +18,8 @@
 namespace posthorn::store::sqlite {
 namespace {
 
-// The schema version of the last migration (030_dashboard_sessions).
-constexpr int kLatestVersion = 30;
+// The schema version of the last migration (029_dashboard_sessions).
+constexpr int kLatestVersion = 29;
 
 namespace fs = std::filesystem;
 

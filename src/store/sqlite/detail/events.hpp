@@ -10,7 +10,7 @@ namespace posthorn::store::sqlite::detail {
 // Writes the event into the outbox; route_events() gives it its webhook deliveries.
 Result<void> insert_event(Db& db, const Event& e);
 
-// Adds each bump to its statistics counter (stat_counters, migration 029), making the row
+// Adds each bump to its statistics counter (stat_counters, migration 028), making the row
 // when there is none.
 Result<void> add_stats(Db& db, const std::vector<StatBump>& stats);
 

@@ -1,7 +1,7 @@
--- Version 30: the dashboard's sessions (docs/dashboard.md). A signed-in browser holds a random
+-- Version 29: the dashboard's sessions (docs/dashboard.md). A signed-in browser holds a random
 -- session id in a cookie; the store keeps its SHA-256 (hex), never the id, with the key the
 -- session acts with and its CSRF token. Expired sessions are deleted by a periodic job (the
--- index finds them). (Numbers 28 and 29 are other changes'.)
+-- index finds them).
 
 CREATE TABLE dashboard_sessions (
     id_hash     TEXT PRIMARY KEY,

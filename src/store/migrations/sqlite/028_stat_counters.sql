@@ -1,4 +1,4 @@
--- Version 29: the account's statistics (GET /v1/stats, issue 31; docs/api.md "GET
+-- Version 28: the account's statistics (GET /v1/stats, issue 31; docs/api.md "GET
 -- /v1/stats"). One row per account, dimension, UTC hour and kind, counting emails: the
 -- dimension is '' (every email of the account), 'domain:<domain id>' or
 -- 'tag:<name>:<value>', the kind a name of domain::StatKind ('accepted', 'delivered',
