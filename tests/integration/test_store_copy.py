@@ -29,7 +29,7 @@ COUNT_LINE = re.compile(r"^([a-z_]+)\s+(\d+)\s+(\d+)(\s+differs)?$")
 TABLES = ["accounts", "api_keys", "domains", "dkim_keys", "emails", "recipients",
           "suppressions", "idempotency_keys", "events", "webhooks", "webhook_deliveries",
           "webhook_attempts", "request_logs", "inbound_emails", "inbound_attachments",
-          "email_tags", "templates"]
+          "email_tags", "templates", "stat_counters"]
 
 
 def counts_of(stdout: str) -> dict[str, tuple[int, int]]:
