@@ -9,6 +9,7 @@
 
 #include "api/emails.hpp"
 #include "api/inbound.hpp"
+#include "core/text.hpp"
 
 namespace posthorn::api {
 
@@ -61,30 +62,7 @@ std::string preview_html(const std::optional<std::string>& html,
                          const std::optional<std::string>& text) {
     if (html) return *html;
     std::string out = "<!doctype html><meta charset=\"utf-8\"><pre>";
-    if (text) {
-        out.reserve(out.size() + text->size() + 16);
-        for (char c : *text) {
-            switch (c) {
-                case '&':
-                    out += "&amp;";
-                    break;
-                case '<':
-                    out += "&lt;";
-                    break;
-                case '>':
-                    out += "&gt;";
-                    break;
-                case '"':
-                    out += "&quot;";
-                    break;
-                case '\'':
-                    out += "&#39;";
-                    break;
-                default:
-                    out += c;
-            }
-        }
-    }
+    if (text) out += core::html_escape(*text);
     out += "</pre>";
     return out;
 }

@@ -31,21 +31,13 @@ bool looks_like_api_key(std::string_view key) noexcept {
            is_base32(key.substr(kPrefix.size()));
 }
 
-namespace {
-std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-}  // namespace
-
 std::optional<std::string_view> bearer_token(std::string_view header_value) noexcept {
     constexpr std::string_view kScheme = "Bearer ";
-    const auto value = trim(header_value);
+    const auto value = core::trim_blanks(header_value);
     if (value.size() < kScheme.size() ||
         !core::ascii_iequals(value.substr(0, kScheme.size()), kScheme))
         return std::nullopt;
-    return trim(value.substr(kScheme.size()));
+    return core::trim_blanks(value.substr(kScheme.size()));
 }
 
 }  // namespace posthorn::api

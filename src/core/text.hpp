@@ -1,6 +1,6 @@
 // core/text.hpp — small text helpers shared by the modules: ASCII case (protocol keywords,
-// DNS names, header names and e-mail domains compare case-insensitively in ASCII only) and
-// JSON string literals.
+// DNS names, header names and e-mail domains compare case-insensitively in ASCII only),
+// blanks at the ends of a header value, HTML escaping and JSON string literals.
 #pragma once
 
 #include <algorithm>
@@ -61,6 +61,43 @@ class ByteSet {
   private:
     std::uint64_t bits_[4] = {};
 };
+
+// `s` without the spaces and tabs at either end (HTTP's optional whitespace around a header
+// value or a cookie pair, RFC 9110 §5.6.3).
+inline std::string_view trim_blanks(std::string_view s) noexcept {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+// `s` with &, <, >, " and ' written as character references: safe as HTML text and inside
+// a quoted attribute value.
+inline std::string html_escape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size() + s.size() / 8);
+    for (char c : s) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out.push_back(c);
+        }
+    }
+    return out;
+}
 
 // True when no byte of `s` has the high bit set: eight bytes at a time (a message body
 // is scanned this way before it is sent, so this is on the delivery path).

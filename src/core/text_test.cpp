@@ -78,5 +78,19 @@ TEST(Text, ByteSetHoldsExactlyItsBytes) {
     static_assert(ByteSet("ab").has('a') && !ByteSet("ab").has('c'));
 }
 
+TEST(Text, TrimBlanksDropsSpacesAndTabsAtTheEndsOnly) {
+    EXPECT_EQ(trim_blanks(" \t a b\t "), "a b");
+    EXPECT_EQ(trim_blanks("\r\nx\r\n"), "\r\nx\r\n");
+    EXPECT_EQ(trim_blanks(" \t "), "");
+    EXPECT_EQ(trim_blanks(""), "");
+}
+
+TEST(Text, HtmlEscapeWritesTheFiveSpecialCharactersAsReferences) {
+    EXPECT_EQ(html_escape(R"(<a href="x?a=1&b='2'">)"),
+              "&lt;a href=&quot;x?a=1&amp;b=&#39;2&#39;&quot;&gt;");
+    EXPECT_EQ(html_escape("Grüße, plain"), "Grüße, plain");
+    EXPECT_EQ(html_escape(""), "");
+}
+
 }  // namespace
 }  // namespace posthorn::core

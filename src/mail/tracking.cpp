@@ -26,29 +26,6 @@ bool is_web_link(std::string_view url) {
     return starts("http://") || starts("https://");
 }
 
-std::string attribute_escape(std::string_view s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            default:
-                out.push_back(c);
-        }
-    }
-    return out;
-}
-
 // An <a> that the HTML5 parser made again (it reopens formatting elements that a block
 // closed: `<a href=…><p>x<p>y` has the same <a> in both paragraphs) points at the same source
 // text as the one written there: `rewritten` holds the hrefs already taken, so that each is
@@ -63,7 +40,7 @@ void walk(const GumboNode* node, const char* base, const Tracking& t, std::vecto
             const auto at = static_cast<std::size_t>(href->original_value.data - base);
             if (rewritten.insert(at).second)
                 edits.push_back({at, href->original_value.length,
-                                 "\"" + attribute_escape(t.link(href->value)) + "\""});
+                                 "\"" + core::html_escape(t.link(href->value)) + "\""});
         }
     }
     if (el.tag == GUMBO_TAG_BODY && el.original_end_tag.length > 0)
@@ -126,7 +103,7 @@ std::string track_html(std::string_view html, const Tracking& t) {
     walk(out->root, source.c_str(), t, edits, rewritten, body_end);
     gumbo_destroy_output(&kGumboDefaultOptions, out);
     if (t.pixel_url) {
-        const std::string img = "<img src=\"" + attribute_escape(*t.pixel_url) +
+        const std::string img = "<img src=\"" + core::html_escape(*t.pixel_url) +
                                 R"(" width="1" height="1" alt="" style="display:none">)";
         edits.push_back({body_end.value_or(source.size()), 0, img});
     }
