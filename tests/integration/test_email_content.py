@@ -7,14 +7,11 @@ load). Each reads as GET /v1/emails/{id} does: another account's id is 404, a se
 read of an email it did not send is 403. Against a real aiosmtpd sink."""
 import email
 import email.policy
-import time
 
 import pytest
 
-from support.dnsmasq import Dnsmasq
-from support.domains import dns_env, verified_domain
-from support.posthorn import api_error as error, free_port, wait_for
-from support.smtp_sink import SmtpSink
+from support.posthorn import api_error as error, wait_for
+from support.worlds import sink_world
 
 SENDER = "mail.example.com"
 TO = "user@sink.example.net"
@@ -28,19 +25,8 @@ POLICY = ("sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:
 
 @pytest.fixture
 def world(tmp_path, posthorn_factory):
-    dns = Dnsmasq(tmp_path / "dns")
-    port = free_port()
-    dns.mx("sink.example.net", "mx.sink.example.net", 10)
-    dns.host("mx.sink.example.net", "127.0.0.2")
-    dns.start()
-    sink = SmtpSink("127.0.0.2", port).start()
-    ph = posthorn_factory(env={**dns_env(dns), "POSTHORN_DELIVERY_MX_PORT": str(port),
-                               "POSTHORN_SMTP_HOSTNAME": "posthorn.test"}).start()
-    key = ph.account_with_key("acme")
-    verified_domain(ph, dns, key, SENDER)
-    yield ph, key, sink
-    sink.stop()
-    dns.stop()
+    with sink_world(tmp_path, posthorn_factory, SENDER) as w:
+        yield w
 
 
 def send(ph, key, subject, **fields):
