@@ -313,8 +313,9 @@ Result<void> add_stats(Conn& c, const std::vector<StatBump>& stats) {
         hours.push_back(s.hour);
         counts.push_back(s.count);
     }
-    // One statement; the rows summed and taken in the key's order, so that two writers
-    // adding to the same counters lock them in the same order.
+    // One statement for a whole transaction (Writer's finish); the rows summed and taken in
+    // the key's order, so that two writers adding to the same counters lock them in the
+    // same order.
     auto r = c.exec(
         "INSERT INTO stat_counters (account_id, dimension, hour, kind, count) "
         "SELECT a, d, h, k, sum(n)::bigint FROM unnest($1::text[], $2::text[], $3::int8[], "
@@ -375,7 +376,8 @@ Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& 
         if (auto r = detail::insert_suppression(c, b, s); !r) return r.error();
     for (const auto& ev : ch.events)
         if (auto r = detail::insert_event(c, b, ev); !r) return r;
-    return add_stats(c, ch.stats);
+    b.add_stats(ch.stats);  // written at the transaction's end (Batch::add_stats)
+    return {};
 }
 
 }  // namespace detail
@@ -394,7 +396,7 @@ Result<std::optional<StoredResponse>> store_new_email(Conn& c, Batch& b, const N
         if (*held) return held;  // replayed: nothing written
     }
     if (auto r = insert_email(c, n); !r) return r.error();
-    if (auto r = detail::add_stats(c, n.stats); !r) return r.error();
+    b.add_stats(n.stats);  // written at the transaction's end (Batch::add_stats)
     if (!n.settle) {
         b.notify(detail::kQueueChannel);
         return std::optional<StoredResponse>{};

@@ -5,10 +5,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
+#include <latch>
 #include <thread>
 
 #include "core/id.hpp"
 #include "store/pg/detail/conn.hpp"
+#include "store/pg/detail/impl.hpp"
 #include "store/pg/detail/migrations.hpp"
 #include "store/pg/detail/testing/test_databases.hpp"
 #include "store/pg/pg_store.hpp"
@@ -172,6 +175,58 @@ TEST_F(PgStoreTest, OtherNodesHearOfNewMailAndEvents) {
     };
     ASSERT_TRUE(run(a->change_email(acc.id, n.email.id, false, open)));
     EXPECT_TRUE(eventually([&] { return *events >= 1; })) << "another node's event";
+}
+
+// Two nodes' transactions adding to the same statistics counters in opposite orders, both
+// between their two additions at once (the CI failure of 2026-11-27: a send and a delivery
+// grouped in one transaction on each of two nodes, each holding the counter the other
+// wanted): neither deadlocks, neither runs twice, and the counters hold both.
+TEST_F(PgStoreTest, CountersAddedInOppositeOrdersDoNotDeadlock) {
+    ASSERT_TRUE(open_store(db_->url()));  // migrated
+    const StatBump accepted{
+        .account_id = "acc_1", .hour = 3'600'000, .kind = domain::StatKind::accepted};
+    const StatBump delivered{
+        .account_id = "acc_1", .hour = 3'600'000, .kind = domain::StatKind::delivered};
+    std::latch halfway(2);
+    std::atomic<int> runs{0};
+    auto job = [&](StatBump first, StatBump second) {
+        return [&, first, second](detail::Conn&, detail::Batch& b) -> error_code {
+            ++runs;
+            b.add_stats({first});
+            halfway.arrive_and_wait();  // both transactions are open, each past its first
+            b.add_stats({second});
+            return {};
+        };
+    };
+    auto finish = [](detail::Conn& c, const detail::Batch& b) {
+        return detail::add_stats(c, b.stats()).error();
+    };
+    std::vector<std::unique_ptr<detail::Writer>> writers;
+    std::vector<std::future<error_code>> done;
+    for (int i = 0; i < 2; ++i) {
+        auto conn = detail::Conn::open(db_->url());
+        ASSERT_TRUE(conn);
+        writers.push_back(std::make_unique<detail::Writer>(std::move(*conn), finish));
+        writers.back()->start();
+    }
+    for (int i = 0; i < 2; ++i) {
+        auto p = std::make_shared<std::promise<error_code>>();
+        done.push_back(p->get_future());
+        writers[i]->submit(i == 0 ? job(accepted, delivered) : job(delivered, accepted),
+                           [p](error_code ec) { p->set_value(ec); });
+    }
+    for (auto& d : done) {
+        ASSERT_EQ(d.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+        EXPECT_FALSE(d.get());
+    }
+    writers.clear();
+    EXPECT_EQ(runs, 2) << "a job ran again: its transaction met a deadlock";
+    EXPECT_EQ(
+        scalar(db_->url(), "SELECT sum(count)::bigint FROM stat_counters WHERE kind = 'accepted'"),
+        2);
+    EXPECT_EQ(
+        scalar(db_->url(), "SELECT sum(count)::bigint FROM stat_counters WHERE kind = 'delivered'"),
+        2);
 }
 
 // Mail the operator releases or makes due on one node (`posthorn queue release|retry`, a

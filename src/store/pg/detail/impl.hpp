@@ -83,7 +83,8 @@ Result<void> insert_event(Conn& c, Batch& b, const Event& e);
 Result<Email> email_where(Conn& c, const std::string& where, const Params& params,
                           bool with_recipients, bool lock = false);
 // Adds each bump to its statistics counter (stat_counters, migration 016), making the row
-// when there is none (pg_emails.cpp).
+// when there is none; the writer's last statement of each transaction, for the bumps its
+// jobs left in the Batch (pg_emails.cpp).
 Result<void> add_stats(Conn& c, const std::vector<StatBump>& stats);
 // Writes what the rules made of `e`, as EmailStore::change_email does (pg_emails.cpp).
 Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& ch);
@@ -107,7 +108,9 @@ using detail::Rows;
 
 struct PgStore::Impl {
     Impl(Conn writer_conn, std::size_t readers)
-        : writer(std::move(writer_conn)), reader_threads(readers) {}
+        : writer(std::move(writer_conn),
+                 [](Conn& c, const Batch& b) { return add_stats(c, b.stats()).error(); }),
+          reader_threads(readers) {}
 
     // `fn(Conn&) -> Result<T>` on a reader thread, in a read-only REPEATABLE READ transaction
     // when `snapshot` (so that a page of a list and its total agree even when a commit lands

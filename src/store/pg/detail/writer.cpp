@@ -16,7 +16,19 @@ void Batch::notify(const char* channel) {
         channels_.push_back(channel);
 }
 
-Writer::Writer(Conn conn) : conn_(std::move(conn)), backend_pid_(PQbackendPID(conn_.handle())) {}
+void Batch::add_stats(const std::vector<StatBump>& bumps) {
+    stats_.insert(stats_.end(), bumps.begin(), bumps.end());
+}
+
+void Batch::undo(Mark m) {
+    channels_.resize(std::min(m.channels, channels_.size()));
+    stats_.resize(std::min(m.stats, stats_.size()));
+}
+
+Writer::Writer(Conn conn, Finish finish)
+    : conn_(std::move(conn)),
+      finish_(std::move(finish)),
+      backend_pid_(PQbackendPID(conn_.handle())) {}
 
 Writer::~Writer() { stop(); }
 
@@ -153,6 +165,7 @@ bool Writer::run_together(std::vector<Pending>& batch) {
                      std::make_move_iterator(split));
         pending_.erase(pending_.begin(), split);
     }
+    if (!failed && finish_) failed = finish_(conn_, batch_state_);
     // The statements the jobs queued without waiting (Conn::queue): their outcome.
     if (!failed) failed = conn_.sync();
     if (failed) {
@@ -201,8 +214,8 @@ void Writer::run_apart(std::vector<Pending>& batch) {
                 results[i] = r.error();
                 break;
             }
-            // The NOTIFYs a job asks for count only if it is kept.
-            const auto channels = batch_state_.channels();
+            // What a job asks of the batch (NOTIFYs, counters) counts only if it is kept.
+            const auto mark = batch_state_.mark();
             results[i] = batch[i].job(conn_, batch_state_);
             if (!results[i]) {
                 (void)conn_.run("RELEASE SAVEPOINT job");
@@ -210,11 +223,18 @@ void Writer::run_apart(std::vector<Pending>& batch) {
             }
             (void)conn_.run("ROLLBACK TO SAVEPOINT job");
             (void)conn_.run("RELEASE SAVEPOINT job");
-            batch_state_.clear();
-            for (const char* c : channels) batch_state_.notify(c);
+            batch_state_.undo(mark);
             if (results[i] != errc::busy || !conn_.ok()) break;
         }
         if (!conn_.ok()) return answer(batch, errc::unavailable);
+    }
+    if (finish_) {
+        if (auto ec = finish_(conn_, batch_state_)) {
+            log::error("store: a batch's last statement failed: {}", ec.message());
+            (void)conn_.run("ROLLBACK");
+            batch_state_.clear();
+            return answer(batch, conn_.ok() ? ec : make_error_code(errc::unavailable));
+        }
     }
     if (auto ec = commit()) return answer(batch, ec);
     for (std::size_t i = 0; i < batch.size(); ++i)

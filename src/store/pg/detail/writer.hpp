@@ -35,18 +35,39 @@
 #include "core/result.hpp"
 #include "store/errors.hpp"
 #include "store/pg/detail/conn.hpp"
+#include "store/types.hpp"
 
 namespace posthorn::store::pg::detail {
 
-// What a job may ask of the batch it runs in: channels to NOTIFY at its commit.
+// What a job may ask of the batch it runs in: channels to NOTIFY at its commit, and
+// statistics counters to add to at its end (Writer's `finish`).
 class Batch {
   public:
     void notify(const char* channel);
     const std::vector<const char*>& channels() const { return channels_; }
-    void clear() { channels_.clear(); }
+    // The counters are written once, at the end of the transaction, in one statement that
+    // takes their rows in one order: rows every node's transactions share (an account's
+    // hour) are then the last locks each takes, always in the same order, so that two nodes'
+    // batches never deadlock on them, and they are held only until the COMMIT.
+    void add_stats(const std::vector<StatBump>& bumps);
+    const std::vector<StatBump>& stats() const { return stats_; }
+    void clear() {
+        channels_.clear();
+        stats_.clear();
+    }
+
+    // What a job has asked so far; undo() forgets what was asked after it (a job rolled back
+    // to its savepoint).
+    struct Mark {
+        std::size_t channels = 0;
+        std::size_t stats = 0;
+    };
+    Mark mark() const { return {channels_.size(), stats_.size()}; }
+    void undo(Mark m);
 
   private:
     std::vector<const char*> channels_;
+    std::vector<StatBump> stats_;
 };
 
 class Writer {
@@ -59,8 +80,11 @@ class Writer {
 
     using Job = std::function<error_code(Conn&, Batch&)>;
     using Done = std::function<void(error_code)>;  // may be empty: nobody waits
+    // Runs last in every transaction, after the jobs and before the COMMIT: writes what the
+    // jobs left in the Batch to be written once (its statistics).
+    using Finish = std::function<error_code(Conn&, const Batch&)>;
 
-    explicit Writer(Conn conn);
+    Writer(Conn conn, Finish finish);
     ~Writer();
     Writer(const Writer&) = delete;
     Writer& operator=(const Writer&) = delete;
@@ -123,6 +147,7 @@ class Writer {
     static void answer(std::vector<Pending>& batch, error_code ec);
 
     Conn conn_;
+    Finish finish_;
     std::atomic<int> backend_pid_;
     Batch batch_state_;  // the writer's thread alone
     std::mutex mutex_;
