@@ -14,13 +14,11 @@ from support.posthorn import Posthorn  # noqa: E402
 from support.webhook_receiver import WebhookReceiver  # noqa: E402
 
 
-@pytest.fixture
-def posthorn_factory(tmp_path):
-    """Makes (not starts) posthorn instances, each with its own data dir; stops them all."""
+def _posthorn_factory(base: pathlib.Path):
     made = []
 
     def make(env=None, config=None, name="ph"):
-        p = Posthorn(tmp_path / f"{name}{len(made)}" / "data", env=env, config=config)
+        p = Posthorn(base / f"{name}{len(made)}" / "data", env=env, config=config)
         p.data_dir.parent.mkdir(parents=True, exist_ok=True)
         made.append(p)
         return p
@@ -30,6 +28,19 @@ def posthorn_factory(tmp_path):
         if p.proc is not None:
             # Every server must also shut down cleanly: SIGTERM → exit 0.
             assert p.stop() == 0, p.output()
+
+
+@pytest.fixture
+def posthorn_factory(tmp_path):
+    """Makes (not starts) posthorn instances, each with its own data dir; stops them all."""
+    yield from _posthorn_factory(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def module_posthorn_factory(tmp_path_factory):
+    """posthorn_factory for a module's tests to share (tests that change nothing, such as
+    the refusals of bad input, on one server instead of one each)."""
+    yield from _posthorn_factory(tmp_path_factory.mktemp("module"))
 
 
 @pytest.fixture
@@ -47,11 +58,7 @@ def dns(tmp_path):
     d.stop()
 
 
-@pytest.fixture
-def webhook_receiver():
-    """Makes HTTP webhook receivers on free loopback ports (support/webhook_receiver.py):
-    webhook_receiver([500, 200]) answers 500, then 200 for ever; listen=False binds the port
-    but refuses connections until .start(). Stops them all."""
+def _webhook_receivers():
     made = []
 
     def make(statuses=(200,), listen=True, path="/hook"):
@@ -62,6 +69,20 @@ def webhook_receiver():
     yield make
     for r in made:
         r.stop()
+
+
+@pytest.fixture
+def webhook_receiver():
+    """Makes HTTP webhook receivers on free loopback ports (support/webhook_receiver.py):
+    webhook_receiver([500, 200]) answers 500, then 200 for ever; listen=False binds the port
+    but refuses connections until .start(). Stops them all."""
+    yield from _webhook_receivers()
+
+
+@pytest.fixture(scope="module")
+def module_webhook_receiver():
+    """webhook_receiver for a module's tests to share."""
+    yield from _webhook_receivers()
 
 
 @pytest.fixture

@@ -30,9 +30,8 @@ def without_feedback_id(raw: bytes) -> bytes:
     return re.sub(rb"\r\nFeedback-ID: [^\r]*", b"", raw)
 
 
-@pytest.fixture
-def world(tmp_path, posthorn_factory, webhook_receiver):
-    dns = Dnsmasq(tmp_path / "dns")
+def make_world(base, posthorn_factory, webhook_receiver):
+    dns = Dnsmasq(base / "dns")
     port = free_port()
     dns.mx("sink.example.net", "mx.sink.example.net", 10)
     dns.host("mx.sink.example.net", "127.0.0.2")
@@ -53,6 +52,18 @@ def world(tmp_path, posthorn_factory, webhook_receiver):
     yield ph, key, sink, rcv, r.json()["secret"]
     sink.stop()
     dns.stop()
+
+
+@pytest.fixture
+def world(tmp_path, posthorn_factory, webhook_receiver):
+    yield from make_world(tmp_path, posthorn_factory, webhook_receiver)
+
+
+@pytest.fixture(scope="module")
+def shared_world(tmp_path_factory, module_posthorn_factory, module_webhook_receiver):
+    """One world for the refusals: each changes nothing (and checks so), so they share it."""
+    yield from make_world(tmp_path_factory.mktemp("tags"), module_posthorn_factory,
+                          module_webhook_receiver)
 
 
 def send(ph, key, **fields):
@@ -146,8 +157,8 @@ def test_bounced_event_carries_them_too(world):
     ({"metadata": 5}, "metadata must be a JSON object"),
     ({"metadata": {"k": "x" * 2041}}, "metadata is 2049 bytes as serialized JSON; the limit is 2048"),
 ])
-def test_api_bad_tags_and_metadata_are_refused_and_nothing_is_sent(world, fields, field):
-    ph, key, sink, rcv, _ = world
+def test_api_bad_tags_and_metadata_are_refused_and_nothing_is_sent(shared_world, fields, field):
+    ph, key, sink, rcv, _ = shared_world
     assert field in error(send(ph, key, **fields))
     assert total(ph, key) == 0
     time.sleep(0.2)
@@ -234,8 +245,8 @@ def test_smtp_headers_become_tags_and_metadata_and_are_stripped(world):
      "X-Posthorn-Metadata is given more than once"),
     ([("X-Posthorn-Metadata", json.dumps({"k": "x " * 1100}))], "the limit is 2048"),
 ])
-def test_smtp_bad_headers_get_a_5xx_and_nothing_is_queued(world, headers, why):
-    ph, key, sink, rcv, _ = world
+def test_smtp_bad_headers_get_a_5xx_and_nothing_is_queued(shared_world, headers, why):
+    ph, key, sink, rcv, _ = shared_world
     with pytest.raises(smtplib.SMTPDataError) as refused:
         submit(ph, key, headers)
     assert refused.value.smtp_code == 550, refused.value
@@ -330,8 +341,8 @@ def test_status_and_tag_filters(world):
     ("/v1/queue?state=stuck", "state must be one of"),
     ("/v1/queue?status=QUEUED", "unknown query parameter 'status'"),
 ])
-def test_every_list_refuses_what_it_does_not_know(world, path, words):
-    ph, key, *_ = world
+def test_every_list_refuses_what_it_does_not_know(shared_world, path, words):
+    ph, key, *_ = shared_world
     assert words in error(ph.get(path, key=key)), path
 
 
