@@ -52,11 +52,18 @@ TEST_P(StoreContract, StatCountersAddTheBumpsOfNewEmails) {
     auto replayed = run(store().create_email(again));
     ASSERT_TRUE(replayed) << replayed.error().message();
     EXPECT_TRUE(replayed->has_value());
-    // Two more in the next hour, one of them in a batch.
+    // Three more in the next hour, in a batch whose emails add to the same counter, and a
+    // replay in it that is not counted.
     auto second = new_email(acc, d, 1, kBase + kHour + 1);
     second.stats = {bump(acc.id, kBase + kHour, "", StatKind::accepted, 2)};
-    std::vector<NewEmail> batch{second};
-    ASSERT_TRUE(run(store().create_emails(batch)));
+    auto third = new_email(acc, d, 2, kBase + kHour + 2);
+    third.stats = {bump(acc.id, kBase + kHour, "", StatKind::accepted),
+                   bump(acc.id, kBase + kHour, "tag:campaign:spring", StatKind::accepted)};
+    std::vector<NewEmail> batch{second, third, again};
+    auto stored = run(store().create_emails(batch));
+    ASSERT_TRUE(stored) << stored.error().message();
+    ASSERT_EQ(stored->size(), 3u);
+    EXPECT_TRUE((*stored)[2].has_value()) << "the replay";
     // Another account's.
     auto theirs = new_email(other, od, 1, kBase + 5);
     theirs.stats = {bump(other.id, kBase, "", StatKind::accepted, 7)};
@@ -64,20 +71,20 @@ TEST_P(StoreContract, StatCountersAddTheBumpsOfNewEmails) {
 
     EXPECT_EQ(counts(store(), acc.id, "", kBase, kBase + kDay, kHour),
               (std::vector<StatCount>{{kBase, StatKind::accepted, 1},
-                                      {kBase + kHour, StatKind::accepted, 2}}));
+                                      {kBase + kHour, StatKind::accepted, 3}}));
     // Per day: the hours summed.
     EXPECT_EQ(counts(store(), acc.id, "", kBase, kBase + kDay, kDay),
-              (std::vector<StatCount>{{kBase, StatKind::accepted, 3}}));
+              (std::vector<StatCount>{{kBase, StatKind::accepted, 4}}));
     EXPECT_EQ(counts(store(), acc.id, "domain:" + d.id, kBase, kBase + kDay, kDay),
               (std::vector<StatCount>{{kBase, StatKind::accepted, 1}}));
     EXPECT_EQ(counts(store(), acc.id, "tag:campaign:spring", kBase, kBase + kDay, kDay),
-              (std::vector<StatCount>{{kBase, StatKind::accepted, 1}}));
+              (std::vector<StatCount>{{kBase, StatKind::accepted, 2}}));
     EXPECT_TRUE(counts(store(), acc.id, "tag:campaign:autumn", kBase, kBase + kDay, kDay).empty());
     EXPECT_EQ(counts(store(), other.id, "", kBase, kBase + kDay, kDay),
               (std::vector<StatCount>{{kBase, StatKind::accepted, 7}}));
     // [from, to): the hour at `to` is out, the one at `from` in.
     EXPECT_EQ(counts(store(), acc.id, "", kBase + kHour, kBase + 2 * kHour, kHour),
-              (std::vector<StatCount>{{kBase + kHour, StatKind::accepted, 2}}));
+              (std::vector<StatCount>{{kBase + kHour, StatKind::accepted, 3}}));
     EXPECT_EQ(counts(store(), acc.id, "", kBase - kDay, kBase + kHour, kHour),
               (std::vector<StatCount>{{kBase, StatKind::accepted, 1}}));
     EXPECT_TRUE(counts(store(), acc.id, "", kBase + 2 * kHour, kBase + kDay, kHour).empty());

@@ -1,5 +1,8 @@
 #include "store/sqlite/detail/events.hpp"
 
+#include <algorithm>
+#include <tuple>
+
 #include "domain/vocabulary.hpp"
 
 namespace posthorn::store::sqlite::detail {
@@ -18,8 +21,21 @@ Result<void> insert_event(Db& db, const Event& e) {
         .run();
 }
 
-Result<void> add_stats(Db& db, const std::vector<StatBump>& stats) {
-    for (const auto& b : stats) {
+Result<void> add_stats(Db& db, std::vector<StatBump> stats) {
+    // The bumps of one counter summed first: one upsert each.
+    auto key = [](const StatBump& b) {
+        return std::tie(b.account_id, b.dimension, b.hour, b.kind);
+    };
+    std::sort(stats.begin(), stats.end(),
+              [&](const StatBump& a, const StatBump& b) { return key(a) < key(b); });
+    std::vector<StatBump> summed;
+    for (auto& b : stats) {
+        if (!summed.empty() && key(summed.back()) == key(b))
+            summed.back().count += b.count;
+        else
+            summed.push_back(std::move(b));
+    }
+    for (const auto& b : summed) {
         auto s = db.prepare(
             "INSERT INTO stat_counters (account_id, dimension, hour, kind, count) "
             "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (account_id, dimension, hour, kind) "
