@@ -1,7 +1,7 @@
 // The lists' search index of the SQLite back end (docs/architecture.md, "The lists' search
 // index"): an FTS5 trigram index (case-insensitive substrings of three characters or more)
 // of what each list searches, in a database file of its own beside the store's
-// (`<path>-search`), kept by a thread of its own at a low priority. Indexing an email costs
+// (`<path>-search`), kept by a thread of its own (SCHED_IDLE). Indexing an email costs
 // more than the writer spends on storing it (~25 µs against ~15), so it is never done in a
 // send's transaction: sends do not wait for it, and on a busy machine it falls behind and
 // catches up later.
