@@ -12,6 +12,7 @@ std::string tag_dimension(const Tag& tag) { return "tag:" + tag.name + ":" + tag
 
 std::vector<StatBump> stat_bumps(const Email& email, StatKind kind, UnixMs at) {
     std::vector<StatBump> out;
+    if (email.test) return out;  // test mail counts nowhere (stats.hpp)
     out.reserve(2 + email.tags.size());
     const auto hour = stat_floor(at, kStatHourMs);
     auto add = [&](std::string dimension) {

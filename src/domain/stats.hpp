@@ -6,7 +6,10 @@
 // bounced too); once as opened or clicked, at the first open or click. Each count goes to
 // the UTC hour of the moment it happened, for every email of the account (dimension ""),
 // for its domain ("domain:<id>") and for each of its tags ("tag:<name>:<value>"), so that a
-// store answers every filter from counters alone. Pure: no I/O, no clock; thread-safe.
+// store answers every filter from counters alone. Test-mode mail (domain/test_mode.hpp)
+// counts nowhere: its outcomes are simulated (a test suite's bounces and complaints would
+// otherwise move the rates a team watches), as Postmark's test token and SES's mailbox
+// simulator leave their statistics alone. Pure: no I/O, no clock; thread-safe.
 #pragma once
 
 #include <array>

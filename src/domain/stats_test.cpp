@@ -130,12 +130,21 @@ TEST(Stats, OpensAndClicksCountTheFirstOnly) {
     EXPECT_EQ(kinds_of(k1), std::vector<StatKind>{StatKind::clicked});
 }
 
-TEST(Stats, ATestEmailCountsItsDeliveryAndItsComplaint) {
+TEST(Stats, ATestEmailCountsNowhere) {
     auto e = email_of(0);
+    e.test = true;
     e.recipients.push_back(Recipient{.id = 1, .address = std::string(kTestComplained)});
+    EXPECT_TRUE(accepted_stats(e).empty());
     auto c = settle_test_email(e, kDay0);
     ASSERT_TRUE(c);
-    EXPECT_EQ(kinds_of(*c), (std::vector<StatKind>{StatKind::delivered, StatKind::complained}));
+    EXPECT_EQ(c->status, EmailStatus::complained) << "settled as it would be";
+    EXPECT_TRUE(c->stats.empty());
+    // The same email live counts its acceptance, delivery and complaint.
+    e.test = false;
+    EXPECT_FALSE(accepted_stats(e).empty());
+    auto live = settle_test_email(e, kDay0);
+    ASSERT_TRUE(live);
+    EXPECT_EQ(kinds_of(*live), (std::vector<StatKind>{StatKind::delivered, StatKind::complained}));
 }
 
 TEST(Stats, WindowsAreAlignedAndBounded) {

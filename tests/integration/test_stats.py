@@ -225,3 +225,26 @@ def test_accounts_and_domain_keys_see_their_own(posthorn_factory, dns):
                    body={"name": "any", "permission": "sending"})
     anyk = r.json()["key"]
     assert stats(ph, anyk)["totals"]["accepted"] == 3
+
+
+def test_test_mode_mail_counts_nowhere(server):
+    """A test key's mail (delivered@, bounced@ and complained@test.posthorn: its outcomes
+    simulated) is in the list of emails but in none of the counts, whichever key reads
+    them (the counting of live mail is test_counts_of_real_mail's)."""
+    key = server.account_with_key("acme")
+    r = server.request("POST", "/v1/api-keys", key=key,
+                       body={"name": "test", "permission": "full", "test": True})
+    assert r.status == 201, r
+    test_key = r.json()["key"]
+    ids = []
+    for to in ("delivered@test.posthorn", "bounced@test.posthorn", "complained@test.posthorn"):
+        r = server.request("POST", "/v1/emails", key=test_key,
+                           body={"from": "sandbox@test.posthorn", "to": to, "subject": "t",
+                                 "text": "t"})
+        assert r.status == 200, r
+        ids.append(r.json()["id"])
+    assert [status_of(server, key, i) for i in ids] == ["DELIVERED", "BOUNCED", "COMPLAINED"]
+    assert server.get("/v1/email", key=key).json()["total"] == 3
+    for interval in ("hour", "day"):
+        assert stats(server, key, f"?interval={interval}")["totals"] == zeros()
+        assert stats(server, test_key, f"?interval={interval}")["totals"] == zeros()
