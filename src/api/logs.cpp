@@ -47,7 +47,8 @@ asio::awaitable<http::Response> list_logs(detail::Context ctx) {
                                            {"status", e.status},
                                            {"duration_ms", e.duration_ms},
                                            {"ip", e.ip},
-                                           {"user_agent", e.user_agent}});
+                                           {"user_agent", e.user_agent},
+                                           {"source", e.session ? "dashboard" : "api"}});
     }
     co_return detail::json(200,
                            boost::json::object{{"data", std::move(data)},

@@ -52,6 +52,7 @@ struct LogEntry {
     std::int64_t duration_ms = 0;
     std::string ip;
     std::string user_agent;
+    bool session = false;  // made by a dashboard session (its cookie), not a key it gave
 };
 
 enum class SortOrder { asc, desc };

@@ -32,6 +32,7 @@ def test_each_authenticated_request_is_logged(server):
     assert first["url"] == "/v1/logs?limit=5"
     assert first["ip"] == "127.0.0.1"
     assert first["user_agent"] == "probe/1.0"
+    assert [e["source"] for e in entries] == ["api"] * 3, "a key made them, not a session"
     assert isinstance(first["duration_ms"], int) and first["duration_ms"] >= 0
     assert entries[1]["url"] == "/v1/missing"
     assert entries[2]["method"] == "DELETE"

@@ -5,7 +5,8 @@
 namespace posthorn::store::contract {
 namespace {
 
-// Entry i of 25 of `account`, at kT0 + 1000 + i: POST every fifth, 404 every third.
+// Entry i of 25 of `account`, at kT0 + 1000 + i: POST every fifth, 404 every third, a
+// dashboard session's every fourth.
 LogEntry entry(const Account& account, int i) {
     const UnixMs at = kT0 + 1000 + i;
     return LogEntry{.id = id_at("log_", at),
@@ -16,7 +17,8 @@ LogEntry entry(const Account& account, int i) {
                     .status = i % 3 == 0 ? 404 : 200,
                     .duration_ms = i,
                     .ip = "192.0.2." + std::to_string(i),
-                    .user_agent = "agent/" + std::to_string(i)};
+                    .user_agent = "agent/" + std::to_string(i),
+                    .session = i % 4 == 0};
 }
 
 std::vector<UnixMs> times(const Page<LogEntry>& page) {
@@ -53,6 +55,8 @@ TEST_P(StoreContract, LogsFilterSortPageAndExpire) {
     EXPECT_EQ(got.duration_ms, want.duration_ms);
     EXPECT_EQ(got.ip, want.ip);
     EXPECT_EQ(got.user_agent, want.user_agent);
+    for (std::size_t k = 0; k < page->items.size(); ++k)  // entries 24 … 15: 24, 20, 16 a session's
+        EXPECT_EQ(page->items[k].session, written[24 - k].session) << k;
 
     auto last = run(
         store().list_logs({.account_id = a.id, .page = 3, .limit = 10, .order = SortOrder::asc}));

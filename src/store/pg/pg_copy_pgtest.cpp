@@ -111,8 +111,8 @@ std::string describe(const InboundEmail& e) {
 std::string describe(const Page<LogEntry>& p) {
     std::string out = fmt::format("total {}:", p.total);
     for (const auto& e : p.items)
-        out += fmt::format(" {}/{}/{}/{}/{}/{}/{}/{}", e.id, e.created_at, e.method, e.url,
-                           e.status, e.duration_ms, e.ip, e.user_agent);
+        out += fmt::format(" {}/{}/{}/{}/{}/{}/{}/{}/{}", e.id, e.created_at, e.method, e.url,
+                           e.status, e.duration_ms, e.ip, e.user_agent, e.session);
     return out;
 }
 
@@ -333,7 +333,8 @@ Filled fill(Store& s) {
                       .status = i ? 200 : 422,
                       .duration_ms = 3 + i,
                       .ip = "192.0.2.1",
-                      .user_agent = "test"});
+                      .user_agent = "test",
+                      .session = i == 1});
     ok(run(s.flush()), "flush");
     ok(run(s.take_job_lease("retention", "node-a", kT0, kT0 + 1000)), "job lease");
     return f;

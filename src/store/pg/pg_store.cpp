@@ -337,13 +337,14 @@ namespace {
 // The entries as one statement: a column an array, a row a position (unnest).
 constexpr const char* kInsertLogs =
     "INSERT INTO request_logs (account_id, created_at, id, method, url, status, duration_ms, "
-    "ip, user_agent) SELECT * FROM unnest($1::text[], $2::int8[], $3::text[], $4::text[], "
-    "$5::text[], $6::int8[], $7::int8[], $8::text[], $9::text[]) ON CONFLICT DO NOTHING";
+    "ip, user_agent, session) SELECT a, t, i, m, u, s, d, ip, ua, se <> 0 FROM unnest($1::text[], "
+    "$2::int8[], $3::text[], $4::text[], $5::text[], $6::int8[], $7::int8[], $8::text[], "
+    "$9::text[], $10::int8[]) AS x (a, t, i, m, u, s, d, ip, ua, se) ON CONFLICT DO NOTHING";
 
 Result<void> insert_log_rows(Conn& c, const std::vector<LogEntry>& entries, std::size_t first,
                              std::size_t n) {
     std::vector<std::string_view> accounts, ids, methods, urls, ips, agents;
-    std::vector<std::int64_t> times, statuses, durations;
+    std::vector<std::int64_t> times, statuses, durations, sessions;
     for (std::size_t i = first; i < first + n; ++i) {
         const auto& e = entries[i];
         accounts.emplace_back(e.account_id);
@@ -355,11 +356,12 @@ Result<void> insert_log_rows(Conn& c, const std::vector<LogEntry>& entries, std:
         durations.push_back(e.duration_ms);
         ips.emplace_back(e.ip);
         agents.emplace_back(e.user_agent);
+        sessions.push_back(e.session ? 1 : 0);
     }
     Params p;
     p.texts(accounts).int8s(times).texts(ids).texts(methods).texts(urls).int8s(statuses).int8s(
         durations);
-    p.texts(ips).texts(agents);
+    p.texts(ips).texts(agents).int8s(sessions);
     auto r = c.exec(kInsertLogs, p);
     if (!r) return r.error();
     return {};
@@ -424,10 +426,11 @@ asio::awaitable<Result<Page<LogEntry>>> PgStore::list_logs(LogQuery q) {
                                                       : " ORDER BY created_at DESC, id DESC";
         const auto limit = p.arg(q.limit);
         const auto offset = p.arg((q.page - 1) * q.limit);
-        auto rows =
-            c.exec("SELECT id, created_at, method, url, status, duration_ms, ip, user_agent" +
-                       where + order + " LIMIT " + limit + " OFFSET " + offset,
-                   p);
+        auto rows = c.exec(
+            "SELECT id, created_at, method, url, status, duration_ms, ip, user_agent, "
+            "session" +
+                where + order + " LIMIT " + limit + " OFFSET " + offset,
+            p);
         if (!rows) return rows.error();
         for (int i = 0; i < rows->size(); ++i) {
             const auto r = rows->row(i);
@@ -439,7 +442,8 @@ asio::awaitable<Result<Page<LogEntry>>> PgStore::list_logs(LogQuery q) {
                                           .status = r.int32(4),
                                           .duration_ms = r.int64(5),
                                           .ip = r.text(6),
-                                          .user_agent = r.text(7)});
+                                          .user_agent = r.text(7),
+                                          .session = r.boolean(8)});
         }
         return page;
     });

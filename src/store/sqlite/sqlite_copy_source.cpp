@@ -85,8 +85,8 @@ const std::map<std::string_view, const char*, std::less<>>& selects() {
          "SELECT id, delivery_id, attempt, status_code, error, duration_ms, created_at "
          "FROM webhook_attempts ORDER BY id"},
         {"request_logs",
-         "SELECT account_id, created_at, id, method, url, status, duration_ms, ip, user_agent "
-         "FROM request_logs ORDER BY account_id, created_at, id"},
+         "SELECT account_id, created_at, id, method, url, status, duration_ms, ip, user_agent, "
+         "session FROM request_logs ORDER BY account_id, created_at, id"},
         {"inbound_emails",
          "SELECT id, account_id, NULLIF(domain_id, ''), from_email, from_name, to_address, "
          "subject, reply_to, cc, bcc, raw, received_at, authentication FROM inbound_emails "

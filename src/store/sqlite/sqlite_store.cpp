@@ -382,11 +382,12 @@ asio::awaitable<Result<std::int64_t>> SqliteStore::delete_expired_sessions(UnixM
 
 namespace {
 
-// The request log's INSERT for 1, 2, 4 … kLogRows rows (?1…?9 the first row's, ?10…?18
+// The request log's INSERT for 1, 2, 4 … kLogRows rows (?1…?10 the first row's, ?11…?20
 // the second's…). One statement's rows share its cursor, so that each row after the first
 // is appended where the last one went (the entries of a batch come in key order, mostly)
 // instead of sought from the root of the B-tree: −26% of the writer's work a logged request.
 constexpr std::size_t kLogRows = 32;
+constexpr std::size_t kLogColumns = 10;
 
 const std::string& insert_logs_sql(std::size_t rows) {
     static const auto kSql = [] {
@@ -394,11 +395,11 @@ const std::string& insert_logs_sql(std::size_t rows) {
         for (std::size_t k = 0; k < sql.size(); ++k) {
             sql[k] =
                 "INSERT INTO request_logs (account_id, created_at, id, method, url, status, "
-                "duration_ms, ip, user_agent) VALUES ";
+                "duration_ms, ip, user_agent, session) VALUES ";
             for (std::size_t r = 0; r < (std::size_t{1} << k); ++r) {
                 sql[k] += r ? ",(" : "(";
-                for (std::size_t c = 1; c <= 9; ++c)
-                    sql[k] += (c > 1 ? ",?" : "?") + std::to_string(r * 9 + c);
+                for (std::size_t c = 1; c <= kLogColumns; ++c)
+                    sql[k] += (c > 1 ? ",?" : "?") + std::to_string(r * kLogColumns + c);
                 sql[k] += ')';
             }
         }
@@ -414,7 +415,7 @@ Result<void> insert_log_rows(Db& db, const std::vector<LogEntry>& entries, std::
     if (!s) return s.error();
     for (std::size_t r = 0; r < rows; ++r) {
         const auto& e = entries[first + r];
-        const int at = static_cast<int>(r * 9);
+        const int at = static_cast<int>(r * kLogColumns);
         s->bind_ref(at + 1, e.account_id)  // `entries` outlive the run: no copies
             .bind(at + 2, e.created_at)
             .bind_ref(at + 3, e.id)
@@ -423,7 +424,8 @@ Result<void> insert_log_rows(Db& db, const std::vector<LogEntry>& entries, std::
             .bind(at + 6, e.status)
             .bind(at + 7, e.duration_ms)
             .bind_ref(at + 8, e.ip)
-            .bind_ref(at + 9, e.user_agent);
+            .bind_ref(at + 9, e.user_agent)
+            .bind(at + 10, static_cast<std::int64_t>(e.session));
     }
     return s->run();
 }
@@ -522,7 +524,7 @@ asio::awaitable<Result<Page<LogEntry>>> SqliteStore::list_logs(LogQuery q) {
                                                       : " ORDER BY created_at DESC, id DESC";
         auto s = db.prepare(
             "SELECT id, created_at, method, url, status, duration_ms, ip, "
-            "user_agent" +
+            "user_agent, session" +
             where + order + " LIMIT ?4 OFFSET ?5");
         if (!s) return s.error();
         s->bind(1, q.account_id).bind(4, q.limit).bind(5, (q.page - 1) * q.limit);
@@ -540,7 +542,8 @@ asio::awaitable<Result<Page<LogEntry>>> SqliteStore::list_logs(LogQuery q) {
                                           .status = static_cast<int>(s->int64(4)),
                                           .duration_ms = s->int64(5),
                                           .ip = s->text(6),
-                                          .user_agent = s->text(7)});
+                                          .user_agent = s->text(7),
+                                          .session = s->int64(8) != 0});
         }
         return page;
     });

@@ -19,7 +19,7 @@ namespace posthorn::store::sqlite {
 namespace {
 
 // The schema version of the last migration (029_dashboard_sessions).
-constexpr int kLatestVersion = 29;
+constexpr int kLatestVersion = 30;
 
 namespace fs = std::filesystem;
 

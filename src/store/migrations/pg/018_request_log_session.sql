@@ -1,0 +1,6 @@
+-- Version 18: the request log marks the requests a dashboard session made (docs/api.md, "GET
+-- /v1/logs": "source" is "dashboard" for them, "api" for a key given in the request). true:
+-- the session's cookie authenticated the request; false: a key did (every entry written
+-- before).
+
+ALTER TABLE request_logs ADD COLUMN session boolean NOT NULL DEFAULT false;
