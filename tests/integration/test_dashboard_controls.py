@@ -1,6 +1,7 @@
 """The dashboard's controls that test_dashboard_pages.py does not drive (issue 31), in a real
 headless Chromium against the real binary: the Emails page's day range, a webhook's replay of
-the failed deliveries since a time, and Cancel on a scheduled email's page.
+the failed deliveries since a time, Cancel on a scheduled email's page, and the sign-in form
+throttled after repeated wrong keys.
 
 Times: an email's or an event's time is only ever the moment it was made, so the tests make
 things on both sides of a bound T (a whole second, waited for) and put the bound where the
@@ -9,12 +10,14 @@ page's control can name it by giving the browser a time zone of their own (an IC
 page's days, a local minute at T for the webhook's datetime-local. The page turns local days
 and minutes into instants itself, which is part of what is checked.
 
-The tests share one posthorn (and DNS, recipient server), with an account each."""
+The tests share one posthorn (and DNS, recipient server) with an account each, except the
+throttling test, which locks its own client address out of its own posthorn."""
 from __future__ import annotations
 
 import datetime as dt
 import json
 import math
+import re
 import time
 import urllib.parse
 
@@ -353,3 +356,73 @@ def test_canceling_a_scheduled_email_from_its_page(world, browser):
     assert not any("drop@accept.example.net" in m.rcpt_tos for m in sink.messages)
     assert ph.get(f"/v1/emails/{drop['id']}", key=key).json()["status"] == "CANCELED"
     assert_console_clean(d)
+
+
+def signin_alert(d, key) -> tuple[str, float]:
+    """Submits the sign-in form with `key`: the refusal the page shows, and how long the
+    server took to answer."""
+    form = wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "form#signin"), what="the form")[0]
+    field = form.find_element(By.NAME, "key")
+    field.clear()
+    field.send_keys(key)
+    n = len(d.execute_script("return window.__calls"))
+    start = time.monotonic()
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait(d, lambda: d.execute_script(
+        "const c = window.__calls; return c.length > arguments[0] && "
+        "c[c.length - 1].status !== null", n), what="the answer")
+    took = time.monotonic() - start
+    alert = wait(d, lambda: d.find_elements(By.CSS_SELECTOR, "#signin [role=alert]"),
+                 what="the refusal")[0]
+    return alert.text, took
+
+
+def test_the_sign_in_form_is_throttled_after_repeated_wrong_keys(posthorn_factory, browser):
+    # smtp.auth_max_failures and smtp.auth_lockout_s govern the sign-in as they do SMTP AUTH
+    # (docs/dashboard.md): two failures answered at once, then 0.5 s more each, then locked.
+    lockout = 10
+    ph = posthorn_factory(env={"POSTHORN_SMTP_AUTH_MAX_FAILURES": "4",
+                               "POSTHORN_SMTP_AUTH_LOCKOUT_S": str(lockout)}).start()
+    key = ph.account_with_key("acme")
+    wrong = "ph_" + "0" * 32
+    d = browser
+    d.get(server_url(ph))
+    wait_ready(d, "signin")
+    record_fetch(d)
+
+    took = []
+    for _ in range(4):
+        text, t = signin_alert(d, wrong)
+        assert "That key was not accepted: invalid API key" in text, text
+        took.append(t)
+    statuses = [c["status"] for c in calls(d, "/dashboard/session", "POST")]
+    assert statuses == [401] * 4, statuses
+    assert took[2] >= 0.45 and took[3] >= 0.95, f"the third and fourth are slowed: {took}"
+
+    # Locked out: a wrong key and then the right one are refused, in words, with the wait.
+    for k in (wrong, key):
+        text, _ = signin_alert(d, k)
+        m = re.search(r"too many failed sign-ins .*retry after (\d+) s", text)
+        assert m and "Could not sign in" in text, text
+        assert 1 <= int(m.group(1)) <= lockout, text
+        last = calls(d, "/dashboard/session", "POST")[-1]
+        assert last["status"] == 429 and last["retryAfter"] == m.group(1), last
+        assert not d.find_elements(By.CSS_SELECTOR, "nav#menu")
+    start = time.monotonic()
+    r = ph.request("POST", "/dashboard/session", body={"key": key})
+    assert time.monotonic() - start < 0.45, "a locked-out client is answered at once"
+    assert r.status == 429 and r.json()["code"] == "RATE_LIMITED", r
+    wait_s = int(r.headers["retry-after"])
+    assert 1 <= wait_s <= lockout, r.headers
+    assert f"retry after {wait_s} s" in r.json()["message"], r.json()
+    assert "set-cookie" not in r.headers
+
+    # Once the Retry-After has passed, the right key signs in.
+    time.sleep(wait_s)
+    d.find_element(By.NAME, "key").clear()
+    d.find_element(By.NAME, "key").send_keys(key)
+    d.find_element(By.CSS_SELECTOR, "form#signin button[type=submit]").click()
+    wait_ready(d, "overview")
+    assert d.find_element(By.CSS_SELECTOR, "nav#menu")
+    assert calls(d, "/dashboard/session", "POST")[-1]["status"] == 200
+    assert_console_clean(d, [("/dashboard/session", 429)])
