@@ -30,6 +30,18 @@ bool AuthThrottle::locked(const std::string& client, Clock::time_point now) {
     return it != clients_.end() && count(it->second, now) >= options_.max_failures;
 }
 
+std::chrono::seconds AuthThrottle::locked_for(const std::string& client, Clock::time_point now) {
+    std::lock_guard lock(mutex_);
+    auto it = clients_.find(client);
+    if (it == clients_.end()) return std::chrono::seconds{0};
+    const int n = count(it->second, now);
+    if (n < options_.max_failures) return std::chrono::seconds{0};
+    // Unlocked once the failure that makes the count max_failures ages out.
+    const auto until =
+        it->second[static_cast<std::size_t>(n - options_.max_failures)] + options_.window;
+    return std::max(std::chrono::seconds{1}, std::chrono::ceil<std::chrono::seconds>(until - now));
+}
+
 int AuthThrottle::failures(const std::string& client, Clock::time_point now) {
     std::lock_guard lock(mutex_);
     auto it = clients_.find(client);

@@ -39,6 +39,9 @@ class AuthThrottle {
 
     // True while `client` is locked out.
     bool locked(const std::string& client, Clock::time_point now);
+    // How long `client` stays locked out: until enough of its failures age out of the
+    // window, in whole seconds rounded up (a Retry-After); 0 when it is not locked out.
+    std::chrono::seconds locked_for(const std::string& client, Clock::time_point now);
     // Counts a failure of `client` presenting a key that starts with `prefix` ("" when it
     // did not look like a key): how long to wait before saying so, and the client's
     // failures now (max_failures or more: it is locked out).

@@ -24,6 +24,28 @@ TEST(AuthThrottle, SlowsThenLocksOutAClient) {
     EXPECT_EQ(t.failed("192.0.2.1", "", t0 + 61s).delay, 0ms);
 }
 
+TEST(AuthThrottle, SaysHowLongALockOutLasts) {
+    AuthThrottle t({.max_failures = 3, .window = 60s});
+    const auto t0 = AuthThrottle::Clock::now();
+    t.failed("192.0.2.1", "", t0);
+    t.failed("192.0.2.1", "", t0 + 10s);
+    EXPECT_EQ(t.locked_for("192.0.2.1", t0 + 10s), 0s);  // not yet
+    t.failed("192.0.2.1", "", t0 + 20s);
+    // Locked until the first failure ages out, rounded up to a whole second.
+    EXPECT_EQ(t.locked_for("192.0.2.1", t0 + 20s), 40s);
+    EXPECT_EQ(t.locked_for("192.0.2.1", t0 + 20s + 1500ms), 39s);
+    EXPECT_EQ(t.locked_for("192.0.2.1", t0 + 59s + 999ms), 1s);
+    EXPECT_EQ(t.locked_for("192.0.2.1", t0 + 60s), 0s);
+    EXPECT_FALSE(t.locked("192.0.2.1", t0 + 60s));
+    EXPECT_EQ(t.locked_for("192.0.2.2", t0), 0s);  // a client never seen
+    // More failures while locked (SMTP counts them): the oldest that keeps it locked counts.
+    t.failed("192.0.2.3", "", t0);
+    t.failed("192.0.2.3", "", t0 + 5s);
+    t.failed("192.0.2.3", "", t0 + 6s);
+    t.failed("192.0.2.3", "", t0 + 30s);
+    EXPECT_EQ(t.locked_for("192.0.2.3", t0 + 30s), 35s);
+}
+
 TEST(AuthThrottle, AKeyGuessedFromManyClientsIsSlowedWithoutLockingThemOut) {
     AuthThrottle t({.max_failures = 5, .window = 60s, .step = 100ms, .max_delay = 1s});
     const auto t0 = AuthThrottle::Clock::now();

@@ -232,9 +232,18 @@ asio::awaitable<http::Response> Dashboard::failed_sign_in(std::string client, st
 
 asio::awaitable<http::Response> Dashboard::sign_in(http::Request req) {
     const auto client = client_of(req.remote_ip);
-    if (deps_.auth_throttle && deps_.auth_throttle->locked(client, AuthThrottle::Clock::now()))
-        co_return dashboard_error(429, "RATE_LIMITED",
-                                  "too many failed sign-ins from your address, try again later");
+    if (deps_.auth_throttle) {
+        // Locked out: refused without looking at the key, saying when to come back.
+        const auto wait = deps_.auth_throttle->locked_for(client, AuthThrottle::Clock::now());
+        if (wait.count() > 0) {
+            const auto seconds = std::to_string(wait.count());
+            auto res = dashboard_error(
+                429, "RATE_LIMITED",
+                "too many failed sign-ins from your address; retry after " + seconds + " s");
+            res.headers.emplace_back("Retry-After", seconds);
+            co_return res;
+        }
+    }
     const auto ct = req.header("content-type");
     if (!ct || !core::ascii_iequals(ct->substr(0, std::min(ct->find(';'), ct->size())),
                                     "application/json"))
