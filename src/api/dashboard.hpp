@@ -24,7 +24,6 @@
 #include "core/asio.hpp"
 #include "core/clock.hpp"
 #include "http/message.hpp"
-#include "store/sessions.hpp"
 #include "store/store.hpp"
 
 namespace posthorn::api {
