@@ -411,7 +411,9 @@ int serve(const Config& config) {
                    .allow_private_webhooks = config.webhooks.allow_private_targets,
                    .rate_limiter = *rate_limiter,
                    .send_body_limit = config.http_body_limit(),
-                   .auth_throttle = &auth_throttle};
+                   .auth_throttle = &auth_throttle,
+                   // /v1 takes the dashboard's session cookie while the dashboard is served.
+                   .sessions = config.dashboard.enabled ? &stores : nullptr};
     api::V1 v1(deps);
     // The dashboard in front of the API (docs/dashboard.md).
     api::Dashboard dashboard({.accounts = stores,
