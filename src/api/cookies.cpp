@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/text.hpp"
+#include "crypto/hash.hpp"
 
 namespace posthorn::api {
 
@@ -26,6 +27,17 @@ std::optional<std::string_view> cookie_value(std::string_view header,
 std::string session_set_cookie(std::string_view id, std::int64_t max_age_s, bool secure) {
     return fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}", kSessionCookie, id,
                        max_age_s, secure ? "; Secure" : "");
+}
+
+std::optional<http::Response> csrf_refusal(const http::Request& req,
+                                           const store::DashboardSession& session) {
+    if (req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS") return std::nullopt;
+    const auto token = req.header("x-csrf-token");
+    if (token && crypto::equal_ct(*token, session.csrf_token)) return std::nullopt;
+    return http::error_response(403, "CSRF_TOKEN_INVALID",
+                                token ? "the X-CSRF-Token header is not this session's"
+                                      : "a change made with a dashboard session needs the "
+                                        "X-CSRF-Token header");
 }
 
 }  // namespace posthorn::api

@@ -157,27 +157,9 @@ asio::awaitable<bool> Dashboard::on_tracking_host(const http::Request& req) {
 }
 
 asio::awaitable<http::Admission> Dashboard::admit(http::Request& req) {
-    if (!options_.enabled) co_return co_await v1_.admit(req);
-    if (is_dashboard_path(req.path)) co_return http::Admission{.body_limit = kSessionBodyLimit};
-    auto admission = co_await v1_.admit(req);
-    // V1 refused a /v1 request for want of a key: its session, if it names one.
-    if (!admission.refusal || admission.refusal->status != 401 || req.header("authorization") ||
-        !req.header("cookie") || !(req.path == "/v1" || req.path.starts_with("/v1/")))
-        co_return admission;
-    auto found = co_await session_of(req);
-    if (auto* res = std::get_if<http::Response>(&found)) {
-        if (res->status == 401) res->headers.emplace_back("WWW-Authenticate", "Bearer");
-        admission.refusal = std::move(*res);
-        co_return admission;
-    }
-    auto& s = std::get<store::SessionWithKey>(found);
-    if (auto refusal = csrf_refusal(req, s.session)) {
-        admission.refusal = std::move(*refusal);
-        co_return admission;
-    }
-    admission.refusal.reset();
-    req.principal = std::move(s.key);  // V1::handle acts with it, and logs it as its own
-    co_return admission;
+    if (options_.enabled && is_dashboard_path(req.path))
+        co_return http::Admission{.body_limit = kSessionBodyLimit};
+    co_return co_await v1_.admit(req);
 }
 
 asio::awaitable<http::Response> Dashboard::handle(http::Request req) {
@@ -309,7 +291,7 @@ asio::awaitable<http::Response> Dashboard::session_endpoint(http::Request req) {
     if (req.method == "POST") co_return co_await sign_in(std::move(req));
     if (req.method != "GET" && req.method != "DELETE")
         co_return method_not_allowed(req, "GET, POST, DELETE");
-    auto found = co_await session_of(req);
+    auto found = co_await session_of(deps_.sessions, deps_.clock, req);
     if (auto* res = std::get_if<http::Response>(&found)) {
         add_dashboard_headers(*res);
         // A session that is no more: the browser forgets its cookie.
@@ -338,14 +320,14 @@ asio::awaitable<http::Response> Dashboard::session_endpoint(http::Request req) {
     co_return with_cleared_cookie(std::move(res), options_.secure_cookie);
 }
 
-asio::awaitable<std::variant<store::SessionWithKey, http::Response>> Dashboard::session_of(
-    const http::Request& req) {
+asio::awaitable<std::variant<store::SessionWithKey, http::Response>> session_of(
+    store::SessionStore& sessions, const core::Clock& clock, const http::Request& req) {
     using R = std::variant<store::SessionWithKey, http::Response>;
     const auto cookies = req.header("cookie");
     const auto id = cookies ? cookie_value(*cookies, kSessionCookie) : std::nullopt;
     if (!id) co_return R(unauthorized("missing Authorization header (Bearer <API key>)"));
     auto hash = session_id_hash(*id);
-    auto found = co_await deps_.sessions.find_session(std::move(hash));
+    auto found = co_await sessions.find_session(std::move(hash));
     if (!found) {
         if (found.error() == store::errc::not_found)
             co_return R(unauthorized("the dashboard session has ended; sign in again"));
@@ -353,22 +335,11 @@ asio::awaitable<std::variant<store::SessionWithKey, http::Response>> Dashboard::
         log::error("dashboard session lookup: {}", found.error().message());
         co_return R(http::error_response(500, "INTERNAL_ERROR", "could not check the session"));
     }
-    if (found->session.expires_at <= deps_.clock.now_ms())
+    if (found->session.expires_at <= clock.now_ms())
         co_return R(unauthorized("the dashboard session has expired; sign in again"));
     // A revoked key ends its sessions at once.
     if (found->key.revoked_at) co_return R(unauthorized("API key has been revoked"));
     co_return R(std::move(*found));
-}
-
-std::optional<http::Response> csrf_refusal(const http::Request& req,
-                                           const store::DashboardSession& session) {
-    if (req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS") return std::nullopt;
-    const auto token = req.header("x-csrf-token");
-    if (token && crypto::equal_ct(*token, session.csrf_token)) return std::nullopt;
-    return http::error_response(403, "CSRF_TOKEN_INVALID",
-                                token ? "the X-CSRF-Token header is not this session's"
-                                      : "a change made with a dashboard session needs the "
-                                        "X-CSRF-Token header");
 }
 
 }  // namespace posthorn::api

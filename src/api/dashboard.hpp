@@ -3,11 +3,10 @@
 // `/` and `/assets/*` with a strict Content-Security-Policy, and its sessions
 // (`/dashboard/session`): signing in with an API key gives an HttpOnly, SameSite=Strict
 // cookie holding a random session id and a CSRF token; the store keeps the id's SHA-256.
-// A session acts with its key on /v1: Dashboard stands in front of V1 as the HTTP server's
-// admission check and handler, and a /v1 request without an Authorization header that V1
-// refuses for want of a key is admitted with the key of the session its cookie names, a
-// change only with that session's X-CSRF-Token (403 CSRF_TOKEN_INVALID otherwise, before
-// the body is read). Not here: the pages themselves (web/). Thread-safe.
+// A session acts with its key on /v1, where V1's own authentication takes its cookie
+// (session_of below, and the CSRF rule of api/cookies.hpp; api/v1.hpp). Dashboard stands in
+// front of V1 as the HTTP server's admission check and handler only to serve its own paths.
+// Not here: the pages themselves (web/). Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +23,6 @@
 #include "core/asio.hpp"
 #include "core/clock.hpp"
 #include "http/message.hpp"
-#include "store/sessions.hpp"
 #include "store/store.hpp"
 
 namespace posthorn::api {
@@ -73,16 +71,9 @@ class Dashboard {
     // `v1` answers everything that is not the dashboard's; it outlives this.
     Dashboard(DashboardDeps deps, DashboardOptions options, V1& v1);
     // The server's admission check (http::Admit): the dashboard's paths take a body of up to
-    // 4 KiB (a sign-in); /v1 is V1's, with the session of a request that has no
-    // Authorization header (see above).
+    // 4 KiB (a sign-in); everything else is V1's (V1::admit).
     asio::awaitable<http::Admission> admit(http::Request& req);
     asio::awaitable<http::Response> handle(http::Request req);
-
-    // The session the request's session cookie names, usable now (not expired, its key not
-    // revoked), or the answer to give instead (401 UNAUTHORIZED, 503 when the store is out
-    // of reach).
-    asio::awaitable<std::variant<store::SessionWithKey, http::Response>> session_of(
-        const http::Request& req);
 
   private:
     // Whether the request's Host is another than public_url's and a verified tracking host.
@@ -99,9 +90,11 @@ class Dashboard {
     std::string public_host_;  // of public_url, with its port if it names one
 };
 
-// For a request that changes something (any method but GET, HEAD and OPTIONS): 403
-// CSRF_TOKEN_INVALID unless its X-CSRF-Token is the session's (compared in constant time).
-std::optional<http::Response> csrf_refusal(const http::Request& req,
-                                           const store::DashboardSession& session);
+// The session the request's session cookie names, usable now (not expired, its key not
+// revoked), or the answer to give instead: 401 UNAUTHORIZED (with the dashboard's headers),
+// 503 STORE_UNAVAILABLE when the store is out of reach, 500 for another failure. The
+// dashboard's session endpoint and V1's authentication both ask it.
+asio::awaitable<std::variant<store::SessionWithKey, http::Response>> session_of(
+    store::SessionStore& sessions, const core::Clock& clock, const http::Request& req);
 
 }  // namespace posthorn::api

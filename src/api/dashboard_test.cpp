@@ -46,30 +46,5 @@ TEST(Dashboard, EveryAnswerCarriesTheStrictHeaders) {
     EXPECT_EQ(header("X-Frame-Options"), "DENY");
 }
 
-TEST(Dashboard, ChangesNeedTheSessionsCsrfToken) {
-    const store::DashboardSession s{.csrf_token = "token-1"};
-    http::Request req;
-    for (const char* m : {"GET", "HEAD", "OPTIONS"}) {
-        req.method = m;
-        EXPECT_FALSE(csrf_refusal(req, s)) << m << ": reads need none";
-    }
-    for (const char* m : {"POST", "PUT", "PATCH", "DELETE"}) {
-        req.method = m;
-        req.headers.clear();
-        auto refusal = csrf_refusal(req, s);
-        ASSERT_TRUE(refusal) << m;
-        EXPECT_EQ(refusal->status, 403u);
-        EXPECT_NE(refusal->body.find("\"CSRF_TOKEN_INVALID\""), std::string::npos);
-        req.headers = {{"x-csrf-token", "token-2"}};
-        EXPECT_TRUE(csrf_refusal(req, s)) << m << ": another token";
-        req.headers = {{"x-csrf-token", "token-"}};
-        EXPECT_TRUE(csrf_refusal(req, s)) << m << ": a prefix";
-        req.headers = {{"x-csrf-token", ""}};
-        EXPECT_TRUE(csrf_refusal(req, s)) << m << ": empty";
-        req.headers = {{"x-csrf-token", "token-1"}};
-        EXPECT_FALSE(csrf_refusal(req, s)) << m << ": the session's";
-    }
-}
-
 }  // namespace
 }  // namespace posthorn::api

@@ -7,6 +7,8 @@
 #include <unordered_map>
 
 #include "api/api_keys.hpp"
+#include "api/cookies.hpp"
+#include "api/dashboard.hpp"
 #include "api/detail/context.hpp"
 #include "api/detail/json_body.hpp"
 #include "api/domains.hpp"
@@ -203,10 +205,13 @@ struct V1::Impl {
                               [](const store::Domain& d) { return tracking_verified(d); });
     }
 
-    // Answers a valid, unrevoked key, or the 401 to send.
-    asio::awaitable<std::variant<store::ApiKey, http::Response>> authenticate(
+    // Answers a valid, unrevoked key (the Bearer key, or the key of the dashboard session the
+    // cookie of a request without an Authorization header names), or the answer to send
+    // instead (401; 403 for a change made with a session without its CSRF token; 503).
+    asio::awaitable<std::variant<Principal, http::Response>> authenticate(const http::Request& req);
+    asio::awaitable<std::variant<Principal, http::Response>> authenticate_session(
         const http::Request& req);
-    asio::awaitable<http::Response> dispatch(http::Request req, store::ApiKey key);
+    asio::awaitable<http::Response> dispatch(http::Request req, Principal who);
 
     struct Route {
         RouteFn fn = nullptr;
@@ -220,10 +225,15 @@ struct V1::Impl {
     std::vector<Route> routes;
 };
 
-asio::awaitable<std::variant<store::ApiKey, http::Response>> V1::Impl::authenticate(
+asio::awaitable<std::variant<Principal, http::Response>> V1::Impl::authenticate(
     const http::Request& req) {
     auto header = req.header("authorization");
-    if (!header) co_return unauthorized("missing Authorization header (Bearer <API key>)");
+    if (!header) {
+        // No key: the dashboard session's cookie may stand in for one (a request with an
+        // Authorization header is judged by it alone, whatever its cookie).
+        if (deps.sessions && req.header("cookie")) co_return co_await authenticate_session(req);
+        co_return unauthorized("missing Authorization header (Bearer <API key>)");
+    }
     const auto token = bearer_token(*header);
     if (!token) co_return unauthorized("Authorization must be: Bearer <API key>");
     const auto key = *token;
@@ -243,10 +253,24 @@ asio::awaitable<std::variant<store::ApiKey, http::Response>> V1::Impl::authentic
     if (!crypto::equal_ct(found->hash, hash)) co_return unauthorized("invalid API key");
     if (found->revoked_at) co_return unauthorized("API key has been revoked");
     remember_key(key, hash);
-    co_return std::move(*found);
+    co_return Principal{.key = std::move(*found)};
 }
 
-asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, store::ApiKey key) {
+// The dashboard's session (docs/dashboard.md#the-api-with-a-session): its key, and for a
+// change its X-CSRF-Token, checked before the body is read.
+asio::awaitable<std::variant<Principal, http::Response>> V1::Impl::authenticate_session(
+    const http::Request& req) {
+    auto found = co_await session_of(*deps.sessions, deps.clock, req);
+    if (auto* res = std::get_if<http::Response>(&found)) {
+        if (res->status == 401) res->headers.emplace_back("WWW-Authenticate", "Bearer");
+        co_return std::move(*res);
+    }
+    auto& s = std::get<store::SessionWithKey>(found);
+    if (auto refusal = csrf_refusal(req, s.session)) co_return std::move(*refusal);
+    co_return Principal{.key = std::move(s.key), .via_session = true};
+}
+
+asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, Principal who) {
     // The document's nodes come from one block, freed at once with its last value (a
     // reference-counted resource: a copy kept past this request keeps it alive), not one
     // allocation each. A value keeps the resource it was made with: `body` is made with
@@ -295,12 +319,13 @@ asio::awaitable<http::Response> V1::Impl::dispatch(http::Request req, store::Api
         co_return detail::not_found("no route for " + req.path);
     }
     const auto& route = routes[*m.route];
-    if (auto lacks = domain::key_lacks(key, route.access.need, route.access.what))
+    if (auto lacks = domain::key_lacks(who.key, route.access.need, route.access.what))
         co_return detail::forbidden(*lacks);
-    auto account_id = key.account_id;
+    auto account_id = who.key.account_id;
     Context ctx{.req = std::move(req),
                 .account_id = std::move(account_id),
-                .key = std::move(key),
+                .key = std::move(who.key),
+                .via_session = who.via_session,
                 .params = std::move(m.params),
                 .body = std::move(body),
                 .deps = deps};
@@ -321,7 +346,7 @@ asio::awaitable<http::Admission> V1::admit(http::Request& req) {
     if (auto* res = std::get_if<http::Response>(&auth))
         admission.refusal = std::move(*res);
     else
-        req.principal = std::get<store::ApiKey>(std::move(auth));
+        req.principal = std::get<Principal>(std::move(auth));
     co_return admission;
 }
 
@@ -349,16 +374,16 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
     if (!is_v1(req.path)) co_return detail::not_found("no route for " + req.path);
 
     // Admitted by the server (admit()), or called directly: then the key is checked here.
-    store::ApiKey key;
-    if (auto* admitted = std::any_cast<store::ApiKey>(&req.principal)) {
-        key = std::move(*admitted);
+    Principal who;
+    if (auto* admitted = std::any_cast<Principal>(&req.principal)) {
+        who = std::move(*admitted);
     } else {
         auto auth = co_await impl_->authenticate(req);
         if (auto* res = std::get_if<http::Response>(&auth)) co_return std::move(*res);
-        key = std::get<store::ApiKey>(std::move(auth));
+        who = std::get<Principal>(std::move(auth));
     }
 
-    store::LogEntry entry{.account_id = key.account_id,
+    store::LogEntry entry{.account_id = who.key.account_id,
                           .method = req.method,
                           .url = req.target,
                           .ip = req.remote_ip,
@@ -366,7 +391,7 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
     http::Response res;
     bool threw = false;
     try {
-        res = co_await impl_->dispatch(std::move(req), std::move(key));
+        res = co_await impl_->dispatch(std::move(req), std::move(who));
     } catch (const std::exception& e) {
         log::error("handler for {} {} threw: {}", entry.method, entry.url, e.what());
         threw = true;

@@ -1,8 +1,10 @@
 // api/v1.hpp — the REST front door: authentication, the request log, body checks and the
 // /v1 routes (one file per resource: logs.cpp, …). Mounted on http::Server as its handler.
 //
-// Order of checks for /v1: Bearer key (401, not logged) and the route's body limit (413),
-// both before the body is read → JSON body (400 INVALID_JSON) → route (404, 405 with
+// Order of checks for /v1: Bearer key — or, without an Authorization header, the dashboard
+// session's cookie and, for a change, its X-CSRF-Token (docs/dashboard.md) — (401, 403
+// CSRF_TOKEN_INVALID, not logged) and the route's body limit (413), both before the body
+// is read → JSON body (400 INVALID_JSON) → route (404, 405 with
 // Allow) → the key's permission (403 FORBIDDEN, domain/api_keys.hpp) → handler. Every
 // authenticated request is logged after its answer is made, off the response path.
 // `GET /healthz` needs no key. Thread-safe.
@@ -74,14 +76,26 @@ struct Deps {
     RateLimiter& rate_limiter;
     std::size_t send_body_limit = 37'049'688;  // POST /v1/emails(/batch): Config::http_body_limit
     AuthThrottle* auth_throttle = nullptr;     // SMTP AUTH failures; none: not throttled
+    // The dashboard's sessions (dashboard.enabled): a /v1 request without an Authorization
+    // header may act with the key of the session its cookie names. None: no cookie is taken.
+    store::SessionStore* sessions = nullptr;
+};
+
+// Who a /v1 request acts as (in http::Request::principal from admit() to handle()): the
+// key, and whether it came by a dashboard session's cookie rather than the Authorization
+// header.
+struct Principal {
+    store::ApiKey key;
+    bool via_session = false;
 };
 
 class V1 {
   public:
     explicit V1(Deps deps);
     ~V1();
-    // The server's admission check (http::Admit): the key of a /v1 request, before its
-    // body is read (the key goes to handle() in req.principal), and the route's body
+    // The server's admission check (http::Admit): the key of a /v1 request (its Bearer key or
+    // its dashboard session's), before its body is read (it goes to handle() in
+    // req.principal, a Principal), and the route's body
     // limit: Deps::send_body_limit for POST /v1/emails and /v1/emails/batch, 2 MiB for the
     // templates' create, update and render, 64 KiB for every other route.
     asio::awaitable<http::Admission> admit(http::Request& req);

@@ -26,7 +26,6 @@
 #include "core/io_pool.hpp"
 #include "core/log.hpp"
 #include "core/metrics.hpp"
-#include "core/panic.hpp"
 #include "core/version.hpp"
 #include "crypto/hash.hpp"
 #include "crypto/keys.hpp"
@@ -412,15 +411,14 @@ int serve(const Config& config) {
                    .allow_private_webhooks = config.webhooks.allow_private_targets,
                    .rate_limiter = *rate_limiter,
                    .send_body_limit = config.http_body_limit(),
-                   .auth_throttle = &auth_throttle};
+                   .auth_throttle = &auth_throttle,
+                   // /v1 takes the dashboard's session cookie while the dashboard is served.
+                   .sessions = config.dashboard.enabled ? &stores : nullptr};
     api::V1 v1(deps);
-    // The dashboard in front of the API (docs/dashboard.md); both back ends keep its
-    // sessions beside the Store interfaces.
-    auto* sessions = dynamic_cast<store::SessionStore*>(&stores);
-    if (!sessions) PH_PANIC("the store keeps no dashboard sessions");
+    // The dashboard in front of the API (docs/dashboard.md).
     api::Dashboard dashboard({.accounts = stores,
                               .domains = stores,
-                              .sessions = *sessions,
+                              .sessions = stores,
                               .clock = clock,
                               .auth_throttle = &auth_throttle},
                              {.enabled = config.dashboard.enabled,
@@ -616,7 +614,7 @@ int serve(const Config& config) {
                    asio::detached);
     if (shared_rate) asio::co_spawn(main, shared_rate->run(clock), asio::detached);
     if (config.dashboard.enabled)
-        asio::co_spawn(main, session_purge_loop(*sessions, stores, config.server.node_id, clock),
+        asio::co_spawn(main, session_purge_loop(stores, stores, config.server.node_id, clock),
                        asio::detached);
     main.run();
 

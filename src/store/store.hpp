@@ -51,6 +51,24 @@ class AccountStore {
     virtual asio::awaitable<Result<ApiKey>> find_api_key(std::string hash_hex) = 0;
 };
 
+// The dashboard's sessions (api/dashboard.hpp, docs/dashboard.md), shared by every node of
+// a store. A signed-in browser acts with one API key; the store keeps the hex SHA-256 of the
+// session id (the cookie's value), never the id itself. Whether a session may be used
+// (expired, its key revoked) is the caller's to decide.
+class SessionStore {
+  public:
+    virtual ~SessionStore() = default;
+    // errc::conflict when a session of that id_hash exists.
+    virtual asio::awaitable<Result<void>> create_session(DashboardSession session) = 0;
+    // The session of `id_hash` with its key, expired or not; errc::not_found when there is
+    // none (or its key is gone).
+    virtual asio::awaitable<Result<SessionWithKey>> find_session(std::string id_hash) = 0;
+    // Answers whether there was one.
+    virtual asio::awaitable<Result<bool>> delete_session(std::string id_hash) = 0;
+    // Deletes the sessions whose expires_at is at or before `now`; answers how many went.
+    virtual asio::awaitable<Result<std::int64_t>> delete_expired_sessions(UnixMs now) = 0;
+};
+
 class LogStore {
   public:
     virtual ~LogStore() = default;
@@ -422,6 +440,7 @@ class StoreHealth {
 };
 
 class Store : public AccountStore,
+              public SessionStore,
               public LogStore,
               public DomainStore,
               public EmailStore,

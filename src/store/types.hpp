@@ -42,6 +42,23 @@ struct Account {
 using KeyRevocationCheck =
     std::function<bool(const ApiKey& key, const std::vector<ApiKey>& account_keys)>;
 
+// ---- the dashboard's sessions (SessionStore) ----
+
+struct DashboardSession {
+    std::string id_hash;  // hex SHA-256 of the session id
+    std::string account_id;
+    std::string key_id;
+    std::string csrf_token;
+    UnixMs created_at = 0;
+    UnixMs expires_at = 0;
+};
+
+// A session with its key as the key stands now (revoked or not).
+struct SessionWithKey {
+    DashboardSession session;
+    ApiKey key;
+};
+
 struct LogEntry {
     std::string id;  // log_…
     std::string account_id;

@@ -16,7 +16,8 @@ namespace posthorn::api::detail {
 struct Context {
     http::Request req;
     std::string account_id;
-    store::ApiKey key;  // the key the request presented (account_id is its account)
+    store::ApiKey key;         // the key the request presented (account_id is its account)
+    bool via_session = false;  // the key came by a dashboard session's cookie (Principal)
     std::vector<std::pair<std::string, std::string>> params;  // path placeholders
     boost::json::value body;                                  // null when there was none
     const Deps& deps;  // owned by V1, which outlives every request

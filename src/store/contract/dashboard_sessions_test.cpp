@@ -1,19 +1,9 @@
 // The contract of SessionStore: the dashboard's sessions, found by the hash of their id with
 // their key as it stands, shared by every node, deleted one by one or once expired.
 #include "store/contract/contract.hpp"
-#include "store/sessions.hpp"
-
-#include <stdexcept>
 
 namespace posthorn::store::contract {
 namespace {
-
-// Every back end's store keeps sessions beside the Store interfaces.
-SessionStore& sessions_of(Store& s) {
-    auto* sessions = dynamic_cast<SessionStore*>(&s);
-    if (!sessions) throw std::logic_error("this back end keeps no dashboard sessions");
-    return *sessions;
-}
 
 TEST_P(StoreContract, DashboardSessionsAreFoundWithTheirKeyAndDeleted) {
     const auto acc = make_account("acme");
@@ -31,14 +21,14 @@ TEST_P(StoreContract, DashboardSessionsAreFoundWithTheirKeyAndDeleted) {
                              .csrf_token = "csrf-one",
                              .created_at = kT0 + 10,
                              .expires_at = kT0 + 1000};
-    auto made = run(sessions_of(store()).create_session(s));
+    auto made = run(store().create_session(s));
     ASSERT_TRUE(made) << made.error().message();
-    auto again = run(sessions_of(store()).create_session(s));
+    auto again = run(store().create_session(s));
     ASSERT_FALSE(again) << "one session per id";
     EXPECT_EQ(again.error(), errc::conflict);
 
     // Another node sees it at once.
-    auto found = run(sessions_of(another_node()).find_session(s.id_hash));
+    auto found = run(another_node().find_session(s.id_hash));
     ASSERT_TRUE(found) << found.error().message();
     EXPECT_EQ(found->session.id_hash, s.id_hash);
     EXPECT_EQ(found->session.account_id, acc.id);
@@ -50,20 +40,19 @@ TEST_P(StoreContract, DashboardSessionsAreFoundWithTheirKeyAndDeleted) {
     EXPECT_EQ(found->key.name, "dash");
     EXPECT_EQ(found->key.permission, domain::KeyPermission::sending);
     EXPECT_FALSE(found->key.revoked_at);
-    EXPECT_EQ(run(sessions_of(store()).find_session(std::string(64, '2'))).error(),
-              errc::not_found);
+    EXPECT_EQ(run(store().find_session(std::string(64, '2'))).error(), errc::not_found);
 
     // The key as it stands: revoked, the session says so (the caller refuses it).
     ASSERT_TRUE(run(store().revoke_api_key(key.id, kT0 + 20)));
-    found = run(sessions_of(store()).find_session(s.id_hash));
+    found = run(store().find_session(s.id_hash));
     ASSERT_TRUE(found);
     EXPECT_EQ(found->key.revoked_at, std::optional<UnixMs>(kT0 + 20));
 
-    auto gone = run(sessions_of(store()).delete_session(s.id_hash));
+    auto gone = run(store().delete_session(s.id_hash));
     ASSERT_TRUE(gone);
     EXPECT_TRUE(*gone);
-    EXPECT_EQ(run(sessions_of(another_node()).find_session(s.id_hash)).error(), errc::not_found);
-    gone = run(sessions_of(store()).delete_session(s.id_hash));
+    EXPECT_EQ(run(another_node().find_session(s.id_hash)).error(), errc::not_found);
+    gone = run(store().delete_session(s.id_hash));
     ASSERT_TRUE(gone);
     EXPECT_FALSE(*gone) << "deleted already";
 }
@@ -86,16 +75,14 @@ TEST_P(StoreContract, ExpiredDashboardSessionsArePurged) {
     };
     for (const auto& s :
          {session('1', kT0 + 100), session('2', kT0 + 200), session('3', kT0 + 300)})
-        ASSERT_TRUE(run(sessions_of(store()).create_session(s)));
-    auto purged = run(sessions_of(store()).delete_expired_sessions(kT0 + 200));
+        ASSERT_TRUE(run(store().create_session(s)));
+    auto purged = run(store().delete_expired_sessions(kT0 + 200));
     ASSERT_TRUE(purged) << purged.error().message();
     EXPECT_EQ(*purged, 2) << "expired at or before the time";
-    EXPECT_EQ(run(sessions_of(store()).find_session(std::string(64, '1'))).error(),
-              errc::not_found);
-    EXPECT_EQ(run(sessions_of(store()).find_session(std::string(64, '2'))).error(),
-              errc::not_found);
-    EXPECT_TRUE(run(sessions_of(store()).find_session(std::string(64, '3'))));
-    purged = run(sessions_of(store()).delete_expired_sessions(kT0 + 200));
+    EXPECT_EQ(run(store().find_session(std::string(64, '1'))).error(), errc::not_found);
+    EXPECT_EQ(run(store().find_session(std::string(64, '2'))).error(), errc::not_found);
+    EXPECT_TRUE(run(store().find_session(std::string(64, '3'))));
+    purged = run(store().delete_expired_sessions(kT0 + 200));
     ASSERT_TRUE(purged);
     EXPECT_EQ(*purged, 0);
 }

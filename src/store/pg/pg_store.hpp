@@ -23,7 +23,6 @@
 #include <string>
 #include <string_view>
 
-#include "store/sessions.hpp"
 #include "store/store.hpp"
 
 namespace posthorn::store::pg {
@@ -47,7 +46,7 @@ std::string redact_url(std::string_view url);
 // Whether `url` names PostgreSQL: postgresql:// or postgres://.
 bool is_pg_url(std::string_view url);
 
-class PgStore final : public Store, public SessionStore {
+class PgStore final : public Store {
   public:
     // Connects and migrates. Blocking; call before serving. Failures are logged (without
     // the password) and answered as errc::io, errc::newer_schema, or errc::no_schema (not

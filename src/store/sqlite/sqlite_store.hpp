@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 
-#include "store/sessions.hpp"
 #include "store/store.hpp"
 
 namespace posthorn::store::sqlite {
@@ -30,7 +29,7 @@ struct Options {
     bool create = true;
 };
 
-class SqliteStore final : public Store, public SessionStore {
+class SqliteStore final : public Store {
   public:
     // Opens or creates the file (see Options::create) and migrates it. Blocking; call before
     // serving.
