@@ -387,7 +387,8 @@ asio::awaitable<http::Response> V1::handle(http::Request req) {
                           .method = req.method,
                           .url = req.target,
                           .ip = req.remote_ip,
-                          .user_agent = std::string(req.header("user-agent").value_or(""))};
+                          .user_agent = std::string(req.header("user-agent").value_or("")),
+                          .session = who.via_session};  // "source": "dashboard" (logs.cpp)
     http::Response res;
     bool threw = false;
     try {

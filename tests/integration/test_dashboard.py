@@ -298,12 +298,20 @@ def test_a_change_through_a_session_needs_the_csrf_token(server):
     # An Authorization header wins: the cookie is not looked at.
     r = server.get("/v1/suppressions", headers={**with_cookie(cookie), "Authorization": "Bearer x"})
     error_of(r, 401, "UNAUTHORIZED")
-    # Requests made with the session are in the account's request log.
+    # Requests made with the session are in the account's request log, marked as the
+    # dashboard's ("source"); those made with the key as the API's.
     def logged():
         logs = server.get("/v1/logs?limit=100", key=key).json()["data"]
-        return any(e["method"] == "POST" and e["url"] == "/v1/suppressions"
-                   and e["status"] in (200, 201) for e in logs)
-    wait_for(logged, what="the session's request in the account's request log")
+        return [e["source"] for e in logs if e["method"] == "POST"
+                and e["url"] == "/v1/suppressions" and e["status"] in (200, 201)]
+    assert wait_for(logged, what="the session's request in the account's request log") == [
+        "dashboard"]
+    assert server.request("DELETE", f"/v1/suppressions/{address}", key=key).status in (200, 204)
+
+    def deleted():
+        logs = server.get("/v1/logs?limit=100", key=key).json()["data"]
+        return [e["source"] for e in logs if e["method"] == "DELETE" and e["status"] < 300]
+    assert wait_for(deleted, what="the key's DELETE in the request log") == ["api"]
 
 
 def test_a_session_sees_only_its_accounts_emails(tmp_path, posthorn_factory):

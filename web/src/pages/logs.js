@@ -17,7 +17,7 @@ export async function render(main, ctx) {
   field('Method', select('method', [['', 'Any method'], ...['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => [m, m])], f.method)),
   h('div', { class: 'field actions' }, h('button', { type: 'submit', class: 'primary' }, 'Filter'),
     h('a', { href: '#/logs', class: 'button' }, 'Clear')));
-  main.append(heading('Logs'), h('p', { class: 'hint' }, 'Every API request made with your keys, newest first (kept 90 days by default).'), form);
+  main.append(heading('Logs'), h('p', { class: 'hint' }, 'Every API request made with your keys, by your programs (API) or here in the dashboard, newest first (kept 90 days by default).'), form);
   const list = await get(`/v1/logs${qs({ page: f.page, limit: LIMIT, status: f.status, method: f.method })}`);
   if (!ctx.current()) return;
   if (list.pagination.total === 0) {
@@ -27,7 +27,8 @@ export async function render(main, ctx) {
   main.append(table(['Time', 'Method', 'URL', 'Status', 'Took', 'Client'], list.data.map((l) => [
     time(l.created_at, true), l.method, h('code', { class: 'url' }, l.url),
     badge(String(l.status), l.status < 400 ? 'ok' : 'bad'), `${l.duration_ms} ms`,
-    h('span', { class: 'small' }, l.ip, h('div', { class: 'muted' }, l.user_agent)),
+    h('span', { class: 'small' }, l.ip, ' ', badge(l.source === 'dashboard' ? 'dashboard' : 'API', 'muted'),
+      h('div', { class: 'muted' }, l.user_agent)),
   ]), { class: 'list' }),
   pager({ page: f.page, total: list.pagination.total, hasMore: list.pagination.has_more, limit: LIMIT },
     (p) => ctx.setQuery({ ...f, page: p })));
