@@ -24,10 +24,9 @@ import urllib.parse
 import pytest
 
 from browser import open_browser, server_url
-from support.dnsmasq import Dnsmasq
-from support.domains import dns_env, verified_domain
-from support.posthorn import free_port, wait_for
-from support.smtp_sink import SmtpSink
+from support.domains import verified_domain
+from support.posthorn import wait_for
+from support.worlds import dns_and_sink
 from test_dashboard_pages import goto, severe, sign_in, wait, wait_ready
 
 pytest.importorskip("selenium.webdriver", reason="python3-selenium is not installed")
@@ -40,16 +39,9 @@ SIGNED_OUT = [("/dashboard/session", 401)]  # the page asks for a session before
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, module_posthorn_factory):
     tmp = tmp_path_factory.mktemp("controls")
-    dns = Dnsmasq(tmp / "dns")
-    port = free_port()
-    dns.mx("accept.example.net", "mx.accept.example.net", 10)
-    dns.host("mx.accept.example.net", "127.0.0.2")
-    dns.start()
-    sink = SmtpSink("127.0.0.2", port).start()
+    dns, sink, env = dns_and_sink(tmp, "accept.example.net")
     ph = module_posthorn_factory(env={
-        **dns_env(dns), "POSTHORN_DELIVERY_MX_PORT": str(port),
-        "POSTHORN_SMTP_HOSTNAME": "posthorn.test",
-        "POSTHORN_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
+        **env, "POSTHORN_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
         # One retry a second later, then a failing call is given up.
         "POSTHORN_WEBHOOKS_RETRY_SCHEDULE_S": "1"}).start()
 

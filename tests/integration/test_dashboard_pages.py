@@ -20,10 +20,9 @@ import time
 import pytest
 
 from browser import artifacts_dir, open_browser, server_url
-from support.dnsmasq import Dnsmasq
-from support.domains import dns_env, publish
-from support.posthorn import free_port, wait_for
-from support.smtp_sink import SmtpSink
+from support.domains import publish
+from support.posthorn import wait_for
+from support.worlds import dns_and_sink
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="python3-selenium is not installed")
 from selenium.common.exceptions import (  # noqa: E402
@@ -41,16 +40,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 @pytest.fixture
 def world(tmp_path, posthorn_factory):
-    dns = Dnsmasq(tmp_path / "dns")
-    port = free_port()
-    dns.mx("accept.example.net", "mx.accept.example.net", 10)
-    dns.host("mx.accept.example.net", "127.0.0.2")
-    dns.start()
-    sink = SmtpSink("127.0.0.2", port).start()
+    dns, sink, env = dns_and_sink(tmp_path, "accept.example.net")
     ph = posthorn_factory(env={
-        **dns_env(dns), "POSTHORN_DELIVERY_MX_PORT": str(port),
-        "POSTHORN_DELIVERY_RETRY_SCHEDULE_S": "1,1,1",
-        "POSTHORN_SMTP_HOSTNAME": "posthorn.test",
+        **env, "POSTHORN_DELIVERY_RETRY_SCHEDULE_S": "1,1,1",
         "POSTHORN_WEBHOOKS_ALLOW_PRIVATE_TARGETS": "true",
         "POSTHORN_WEBHOOKS_RETRY_SCHEDULE_S": "1,1,1"}).start()
 

@@ -17,17 +17,26 @@ from support.posthorn import free_port
 from support.smtp_sink import SmtpSink
 
 
-@contextlib.contextmanager
-def sink_world(tmp_path, posthorn_factory, sender: str):
-    dns = Dnsmasq(tmp_path / "dns")
+def dns_and_sink(base, domain: str = "sink.example.net"):
+    """A started dnsmasq (in base/dns) whose MX for `domain` is mx.<domain> on 127.0.0.2, and
+    a started accepting aiosmtpd sink there: (dns, sink, the env that makes a posthorn
+    deliver to it). The caller stops both."""
+    dns = Dnsmasq(base / "dns")
     port = free_port()
-    dns.mx("sink.example.net", "mx.sink.example.net", 10)
-    dns.host("mx.sink.example.net", "127.0.0.2")
+    dns.mx(domain, f"mx.{domain}", 10)
+    dns.host(f"mx.{domain}", "127.0.0.2")
     dns.start()
     sink = SmtpSink("127.0.0.2", port).start()
+    env = {**dns_env(dns), "POSTHORN_DELIVERY_MX_PORT": str(port),
+           "POSTHORN_SMTP_HOSTNAME": "posthorn.test"}
+    return dns, sink, env
+
+
+@contextlib.contextmanager
+def sink_world(tmp_path, posthorn_factory, sender: str):
+    dns, sink, env = dns_and_sink(tmp_path)
     try:
-        ph = posthorn_factory(env={**dns_env(dns), "POSTHORN_DELIVERY_MX_PORT": str(port),
-                                   "POSTHORN_SMTP_HOSTNAME": "posthorn.test"}).start()
+        ph = posthorn_factory(env=env).start()
         key = ph.account_with_key("acme")
         verified_domain(ph, dns, key, sender)
         yield ph, key, sink

@@ -1,8 +1,5 @@
 #include "store/sqlite/detail/checkpointer.hpp"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -22,14 +19,9 @@ Checkpointer::Checkpointer(Db db, sqlite3* writer, int restart, int threshold, i
         // them to the writer and the network threads. At the same priority, a pass (a few
         // milliseconds of copying and syncing, every ~40 ms at half load) slowed the commits
         // it overlapped 4x (p90); at nice 10, 2x (bench/RESULTS.md, send_emails' notes).
-        // Raising one's own nice value needs no privilege; on Linux it is the thread's.
-        const auto self = static_cast<id_t>(gettid());
-        errno = 0;
-        const int nice = getpriority(PRIO_PROCESS, self);
-        if ((nice == -1 && errno != 0) ||
-            setpriority(PRIO_PROCESS, self, std::min(nice + kNiceIncrement, 19)) != 0)
+        if (const int err = core::raise_this_thread_nice(kNiceIncrement); err != 0)
             log::warn("store: lowering the checkpointer's priority: {}",
-                      std::generic_category().message(errno));  // strerror is not thread-safe
+                      std::generic_category().message(err));  // strerror is not thread-safe
         loop();
     });
 }

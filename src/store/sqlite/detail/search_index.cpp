@@ -2,8 +2,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -165,15 +163,10 @@ void SearchIndex::start() {
         // of them wakes (a nice value of 15 still took a third of the CPU from sends in
         // bench/batch.sh). Failing that, a high nice value.
         const sched_param idle{};
-        if (const int err = pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle); err != 0) {
-            const auto self = static_cast<id_t>(gettid());
-            errno = 0;
-            const int nice = getpriority(PRIO_PROCESS, self);
-            if ((nice == -1 && errno != 0) ||
-                setpriority(PRIO_PROCESS, self, std::min(nice + kNiceIncrement, 19)) != 0)
+        if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) != 0)
+            if (const int err = core::raise_this_thread_nice(kNiceIncrement); err != 0)
                 log::warn("store: lowering the search indexer's priority: {}",
-                          std::generic_category().message(errno));  // strerror: not thread-safe
-        }
+                          std::generic_category().message(err));  // strerror: not thread-safe
         loop();
     });
 }
