@@ -232,6 +232,11 @@ def test_the_emails_day_range_lists_exactly_the_emails_in_it(world, browser):
     # From the day after: nothing, and the page says so.
     main = goto(d, server_url(ph), f"#/emails?from={day + dt.timedelta(days=1)}", "emails")
     assert listed_ids(main) == [] and "No email matches" in main.text
+    # A URL edited by hand: what is not a day is no filter (it was "Invalid time value").
+    for bad in ("garbage", "2026-02-30", "2026-1-5"):
+        main = goto(d, server_url(ph), f"#/emails?from={bad}&to={bad}", "emails")
+        assert "went wrong" not in main.text, (bad, main.text)
+        assert sorted(listed_ids(main)) == sorted(early_ids + late_ids), bad
     assert_console_clean(d)
 
 

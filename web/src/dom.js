@@ -135,8 +135,17 @@ export function formData(form) {
 
 // A local date (YYYY-MM-DD from <input type=date>) as the ISO instant of its start or end in
 // the browser's zone.
+// A day YYYY-MM-DD of the browser's time zone, as the instant it starts (or ends, `end`);
+// '' for none, and for anything that is not such a day (a URL edited by hand).
+export function isDay(day) {
+  if (!/^\d{4}-\d\d-\d\d$/.test(day || '')) return false;
+  const [y, m, d] = day.split('-').map(Number);
+  const t = new Date(y, m - 1, d);
+  return t.getFullYear() === y && t.getMonth() === m - 1 && t.getDate() === d;
+}
+
 export function localDayToIso(day, end) {
-  if (!day) return '';
+  if (!isDay(day)) return '';
   const [y, m, d] = day.split('-').map(Number);
   const t = end ? new Date(y, m - 1, d, 23, 59, 59, 999) : new Date(y, m - 1, d);
   return t.toISOString();

@@ -1,7 +1,7 @@
 // Emails: the account's sent emails (GET /v1/email) with search, status, tag and date filters
 // kept in the URL (#/emails?search=…&status=…&page=2), newest first, 25 a page.
 import { get, qs } from '../api.js';
-import { h, time, badge, table, pager, field, select, localDayToIso } from '../dom.js';
+import { h, time, badge, table, pager, field, select, localDayToIso, isDay } from '../dom.js';
 import { heading, emptyState } from '../page.js';
 
 export const STATUSES = ['QUEUED', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'COMPLAINED', 'BLOCKED', 'SCHEDULED', 'CANCELED'];
@@ -11,7 +11,8 @@ export async function render(main, ctx) {
   const q = ctx.query;
   const f = {
     search: q.get('search') || '', status: q.get('status') || '', tag: q.get('tag') || '',
-    from: q.get('from') || '', to: q.get('to') || '', page: Math.max(1, Number(q.get('page')) || 1),
+    // A day that is not one (a URL edited by hand) is no filter.
+    from: isDay(q.get('from')) ? q.get('from') : '', to: isDay(q.get('to')) ? q.get('to') : '', page: Math.max(1, Number(q.get('page')) || 1),
   };
   const form = h('form', { class: 'filters', role: 'search', onsubmit: (ev) => {
     ev.preventDefault();
