@@ -431,7 +431,8 @@ asio::awaitable<Result<std::vector<std::optional<StoredResponse>>>> SqliteStore:
             if (!r) return r.error();
             out.push_back(std::move(*r));
         }
-        if (auto r = detail::add_stats(db, std::move(stats)); !r) return r.error();
+        if (auto r = detail::add_stats(db, detail::summed_stats(std::move(stats))); !r)
+            return r.error();
         return out;
     };
     auto r = co_await impl_->writer.write<Answers>(std::move(job));

@@ -21,8 +21,7 @@ Result<void> insert_event(Db& db, const Event& e) {
         .run();
 }
 
-Result<void> add_stats(Db& db, std::vector<StatBump> stats) {
-    // The bumps of one counter summed first: one upsert each.
+std::vector<StatBump> summed_stats(std::vector<StatBump> stats) {
     auto key = [](const StatBump& b) {
         return std::tie(b.account_id, b.dimension, b.hour, b.kind);
     };
@@ -35,7 +34,11 @@ Result<void> add_stats(Db& db, std::vector<StatBump> stats) {
         else
             summed.push_back(std::move(b));
     }
-    for (const auto& b : summed) {
+    return summed;
+}
+
+Result<void> add_stats(Db& db, const std::vector<StatBump>& stats) {
+    for (const auto& b : stats) {
         auto s = db.prepare(
             "INSERT INTO stat_counters (account_id, dimension, hour, kind, count) "
             "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (account_id, dimension, hour, kind) "

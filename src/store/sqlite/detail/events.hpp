@@ -11,7 +11,10 @@ namespace posthorn::store::sqlite::detail {
 Result<void> insert_event(Db& db, const Event& e);
 
 // Adds each bump to its statistics counter (stat_counters, migration 028), making the row
-// when there is none; the bumps of one counter in one upsert.
-Result<void> add_stats(Db& db, std::vector<StatBump> stats);
+// when there is none.
+Result<void> add_stats(Db& db, const std::vector<StatBump>& stats);
+
+// The bumps with those of one counter summed into one (a batch's: one upsert a counter).
+std::vector<StatBump> summed_stats(std::vector<StatBump> stats);
 
 }  // namespace posthorn::store::sqlite::detail
