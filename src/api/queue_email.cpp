@@ -65,11 +65,15 @@ std::size_t content_bytes(const mail::MessageSpec& spec) {
 }
 
 // A store's failure: 503 STORE_UNAVAILABLE while it cannot be reached (as the other
-// endpoints answer, detail::internal_error), 500 otherwise. Logged.
+// endpoints answer, detail::internal_error) or while the email's rows stay contended by other
+// nodes' transactions after every try (errc::busy: nothing was stored, a retry succeeds), 500
+// otherwise. Logged.
 Refused store_failed(const std::string& what, const error_code& ec) {
     log::error("queue email: could not {}: {}", what, ec.message());
     if (ec == store::errc::unavailable)
         return {503, "STORE_UNAVAILABLE", "the store cannot be reached; nothing was accepted", 5};
+    if (ec == store::errc::busy)
+        return {503, "STORE_UNAVAILABLE", "the store is busy; nothing was accepted", 1};
     return {500, "INTERNAL_ERROR", "could not " + what};
 }
 

@@ -229,6 +229,77 @@ TEST_F(PgStoreTest, CountersAddedInOppositeOrdersDoNotDeadlock) {
         2);
 }
 
+// Two nodes' batches run apart (each holds a job that failed), each inserting the same two
+// unique keys in opposite orders, both between their two inserts at once: the CI failure of
+// 2026-11-28 (one idempotency key sent to two nodes at once, a send answered 500). The
+// transaction that meets the deadlock still holds its first key, which the other waits for, so
+// running the job again in it meets the deadlock again; the job runs after its COMMIT instead,
+// and both succeed.
+TEST_F(PgStoreTest, UniqueKeysInsertedInOppositeOrdersWhileRunningApartBothSucceed) {
+    {
+        auto c = detail::Conn::open(db_->url());
+        ASSERT_TRUE(c);
+        ASSERT_TRUE(c->run("CREATE TABLE uniq (k text PRIMARY KEY)"));
+    }
+    std::latch halfway(2);
+    std::atomic<int> waited{0};
+    auto insert = [](detail::Conn& c, const char* k) {
+        return c
+            .exec("INSERT INTO uniq (k) VALUES ($1) ON CONFLICT DO NOTHING",
+                  detail::Params().add(k))
+            .error();
+    };
+    auto first = [&](const char* k) {
+        return [&, k](detail::Conn& c, detail::Batch&) -> error_code {
+            if (auto ec = insert(c, k)) return ec;
+            if (waited.fetch_add(1) < 2) halfway.arrive_and_wait();  // both hold their first
+            return {};
+        };
+    };
+    auto second = [&](const char* k) {
+        return [&, k](detail::Conn& c, detail::Batch&) -> error_code { return insert(c, k); };
+    };
+    std::vector<std::unique_ptr<detail::Writer>> writers;
+    std::vector<std::promise<void>> gates(2);
+    std::vector<std::future<error_code>> done;
+    auto submit = [&](detail::Writer& w, detail::Writer::Job job) {
+        auto p = std::make_shared<std::promise<error_code>>();
+        done.push_back(p->get_future());
+        w.submit(std::move(job), [p](error_code ec) { p->set_value(ec); });
+    };
+    for (int i = 0; i < 2; ++i) {
+        auto conn = detail::Conn::open(db_->url());
+        ASSERT_TRUE(conn);
+        writers.push_back(std::make_unique<detail::Writer>(std::move(*conn), nullptr));
+        writers.back()->start();
+        // A first batch held open, so that the next three jobs go together in one batch.
+        auto gate = gates[i].get_future().share();
+        writers.back()->submit(
+            [gate](detail::Conn&, detail::Batch&) -> error_code {
+                gate.wait();
+                return {};
+            },
+            [](error_code) {});
+    }
+    for (int i = 0; i < 2; ++i) {
+        auto& w = *writers[i];
+        // Fails: the batch runs apart, each job in a savepoint.
+        submit(w, [](detail::Conn&, detail::Batch&) -> error_code { return errc::conflict; });
+        submit(w, first(i == 0 ? "a" : "b"));
+        submit(w, second(i == 0 ? "b" : "a"));
+    }
+    for (auto& g : gates) g.set_value();
+    for (std::size_t i = 0; i < done.size(); ++i) {
+        ASSERT_EQ(done[i].wait_for(std::chrono::seconds(30)), std::future_status::ready);
+        if (i % 3 == 0)
+            EXPECT_EQ(done[i].get(), errc::conflict);
+        else
+            EXPECT_FALSE(done[i].get()) << "job " << i;
+    }
+    writers.clear();
+    EXPECT_EQ(scalar(db_->url(), "SELECT count(*) FROM uniq"), 2);
+}
+
 // Mail the operator releases or makes due on one node (`posthorn queue release|retry`, a
 // process of its own) is due at once: the other nodes hear of it as of new mail.
 TEST_F(PgStoreTest, OtherNodesHearOfReleasedAndRetriedMail) {

@@ -8,7 +8,7 @@
 
 namespace posthorn::store::pg::detail {
 namespace {
-constexpr int kTries = 3;  // runs of a job that meets a deadlock
+constexpr int kTries = 3;  // transactions a job that meets deadlocks runs in, at most
 }
 
 void Batch::notify(const char* channel) {
@@ -203,42 +203,55 @@ error_code Writer::commit() {
     return r.error();
 }
 
+// Each job in a savepoint of its own and each statement's outcome known at once (no pipeline),
+// so that a failure is its own job's. A job that meets a
+// deadlock is not run again in the same transaction: that still holds the locks the other jobs
+// took, which the other side of the deadlock waits for, so it would meet the same deadlock again.
+// It goes to a next transaction, after this one's COMMIT has let the other side go on.
 void Writer::run_apart(std::vector<Pending>& batch) {
-    // Each statement's outcome known at once, so that a failure is its own job's.
     conn_.allow_pipeline(false);
-    if (auto ec = begin()) return answer(batch, ec);
+    std::vector<std::size_t> todo(batch.size());
+    for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
     std::vector<error_code> results(batch.size());
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-        for (int tries = 0; tries < kTries; ++tries) {
+    const auto answer_these = [&](const std::vector<std::size_t>& which, error_code ec) {
+        for (auto i : which)
+            if (batch[i].done) batch[i].done(ec);
+    };
+    for (int round = 1; !todo.empty(); ++round) {
+        if (auto ec = begin()) return answer_these(todo, ec);
+        std::vector<std::size_t> again;  // met a deadlock: to run after this COMMIT
+        for (auto i : todo) {
             if (auto r = conn_.run("SAVEPOINT job"); !r) {
                 results[i] = r.error();
-                break;
+            } else {
+                // What a job asks of the batch (NOTIFYs, counters) counts only if it is kept.
+                const auto mark = batch_state_.mark();
+                results[i] = batch[i].job(conn_, batch_state_);
+                if (!results[i]) {
+                    (void)conn_.run("RELEASE SAVEPOINT job");
+                } else {
+                    (void)conn_.run("ROLLBACK TO SAVEPOINT job");
+                    (void)conn_.run("RELEASE SAVEPOINT job");
+                    batch_state_.undo(mark);
+                    if (results[i] == errc::busy && round < kTries) again.push_back(i);
+                }
             }
-            // What a job asks of the batch (NOTIFYs, counters) counts only if it is kept.
-            const auto mark = batch_state_.mark();
-            results[i] = batch[i].job(conn_, batch_state_);
-            if (!results[i]) {
-                (void)conn_.run("RELEASE SAVEPOINT job");
-                break;
+            if (!conn_.ok()) return answer_these(todo, errc::unavailable);
+        }
+        if (finish_) {
+            if (auto ec = finish_(conn_, batch_state_)) {
+                log::error("store: a batch's last statement failed: {}", ec.message());
+                (void)conn_.run("ROLLBACK");
+                batch_state_.clear();
+                return answer_these(todo, conn_.ok() ? ec : make_error_code(errc::unavailable));
             }
-            (void)conn_.run("ROLLBACK TO SAVEPOINT job");
-            (void)conn_.run("RELEASE SAVEPOINT job");
-            batch_state_.undo(mark);
-            if (results[i] != errc::busy || !conn_.ok()) break;
         }
-        if (!conn_.ok()) return answer(batch, errc::unavailable);
+        if (auto ec = commit()) return answer_these(todo, ec);
+        for (auto i : todo)
+            if (batch[i].done && std::find(again.begin(), again.end(), i) == again.end())
+                batch[i].done(results[i]);
+        todo = std::move(again);
     }
-    if (finish_) {
-        if (auto ec = finish_(conn_, batch_state_)) {
-            log::error("store: a batch's last statement failed: {}", ec.message());
-            (void)conn_.run("ROLLBACK");
-            batch_state_.clear();
-            return answer(batch, conn_.ok() ? ec : make_error_code(errc::unavailable));
-        }
-    }
-    if (auto ec = commit()) return answer(batch, ec);
-    for (std::size_t i = 0; i < batch.size(); ++i)
-        if (batch[i].done) batch[i].done(results[i]);
 }
 
 }  // namespace posthorn::store::pg::detail

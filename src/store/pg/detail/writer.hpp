@@ -4,7 +4,8 @@
 // transaction, up to kMaxBatch and for kGatherFor. When a job fails, the transaction is rolled back
 // and the batch runs again with each job in a savepoint of its own, so that the one failing undoes
 // nothing of the others; a job that meets a deadlock or a serialization failure (errc::busy: two
-// nodes locking rows in opposite orders) is run again, up to three times. So a job may run more
+// nodes locking rows in opposite orders) is run again in a next transaction, once the others are
+// committed and their locks let go, in three transactions at most. So a job may run more
 // than once: it must depend on nothing but the database and what it holds. A job that nobody waits
 // for (the request log's) is lazy, as in the SQLite back end: lazy jobs go together, with the first
 // batch after the oldest of them has waited kLazyDelay. A commit that asked for it (notify()) sends
