@@ -183,7 +183,8 @@ asio::awaitable<json::object> Dashboard::session_json(const store::SessionWithKe
         auto d = co_await deps_.domains.find_domain_by_id(std::move(account), std::move(id));
         if (d) domain = json::value(d->name);
     }
-    co_return json::object{{"account_id", s.session.account_id},
+    co_return json::object{{"signed_in", true},
+                           {"account_id", s.session.account_id},
                            {"key",
                             {{"id", s.key.id},
                              {"name", s.key.name},
@@ -293,10 +294,14 @@ asio::awaitable<http::Response> Dashboard::session_endpoint(http::Request req) {
         co_return method_not_allowed(req, "GET, POST, DELETE");
     auto found = co_await session_of(deps_.sessions, deps_.clock, req);
     if (auto* res = std::get_if<http::Response>(&found)) {
+        // No session (none, ended, expired, its key revoked): a question answered, for the
+        // page that asks it on every load (200, no error in the browser's console), when it
+        // is asked (GET); a refusal for a sign-out. Either way the browser forgets its cookie.
+        if (res->status == 401 && req.method == "GET")
+            *res = detail::json(200, json::object{{"signed_in", false}});
         add_dashboard_headers(*res);
-        // A session that is no more: the browser forgets its cookie.
-        co_return res->status == 401 ? with_cleared_cookie(std::move(*res), options_.secure_cookie)
-                                     : std::move(*res);
+        co_return res->status < 500 ? with_cleared_cookie(std::move(*res), options_.secure_cookie)
+                                    : std::move(*res);
     }
     auto& s = std::get<store::SessionWithKey>(found);
     if (req.method == "GET") {
@@ -323,22 +328,26 @@ asio::awaitable<http::Response> Dashboard::session_endpoint(http::Request req) {
 asio::awaitable<std::variant<store::SessionWithKey, http::Response>> session_of(
     store::SessionStore& sessions, const core::Clock& clock, const http::Request& req) {
     using R = std::variant<store::SessionWithKey, http::Response>;
+    // Plain answers: the caller adds its own headers (the dashboard's, or none on /v1).
+    const auto refused = [](std::string_view why) {
+        return http::error_response(401, "UNAUTHORIZED", why);
+    };
     const auto cookies = req.header("cookie");
     const auto id = cookies ? cookie_value(*cookies, kSessionCookie) : std::nullopt;
-    if (!id) co_return R(unauthorized("missing Authorization header (Bearer <API key>)"));
+    if (!id) co_return R(refused("missing Authorization header (Bearer <API key>)"));
     auto hash = session_id_hash(*id);
     auto found = co_await sessions.find_session(std::move(hash));
     if (!found) {
         if (found.error() == store::errc::not_found)
-            co_return R(unauthorized("the dashboard session has ended; sign in again"));
+            co_return R(refused("the dashboard session has ended; sign in again"));
         if (found.error() == store::errc::unavailable) co_return R(detail::store_unavailable());
         log::error("dashboard session lookup: {}", found.error().message());
         co_return R(http::error_response(500, "INTERNAL_ERROR", "could not check the session"));
     }
     if (found->session.expires_at <= clock.now_ms())
-        co_return R(unauthorized("the dashboard session has expired; sign in again"));
+        co_return R(refused("the dashboard session has expired; sign in again"));
     // A revoked key ends its sessions at once.
-    if (found->key.revoked_at) co_return R(unauthorized("API key has been revoked"));
+    if (found->key.revoked_at) co_return R(refused("API key has been revoked"));
     co_return R(std::move(*found));
 }
 

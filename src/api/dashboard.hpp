@@ -91,7 +91,7 @@ class Dashboard {
 };
 
 // The session the request's session cookie names, usable now (not expired, its key not
-// revoked), or the answer to give instead: 401 UNAUTHORIZED (with the dashboard's headers),
+// revoked), or the answer to give instead (with no headers of its own): 401 UNAUTHORIZED,
 // 503 STORE_UNAVAILABLE when the store is out of reach, 500 for another failure. The
 // dashboard's session endpoint and V1's authentication both ask it.
 asio::awaitable<std::variant<store::SessionWithKey, http::Response>> session_of(

@@ -217,9 +217,10 @@ setUnauthorizedHandler(() => {
 async function boot() {
   try {
     const s = await api('GET', '/dashboard/session');
-    startSession(s);
+    if (s.signed_in) startSession(s);
+    else showSignIn(null);
   } catch (e) {
-    showSignIn(e.status === 401 || e.status === 404 ? null : `The server answered: ${e.message}`);
+    showSignIn(e.status === 404 ? null : `The server answered: ${e.message}`);
   }
 }
 boot();
