@@ -353,11 +353,9 @@ namespace {
 
 // One email of create_email or create_emails, in the writer's open transaction: the check of
 // its key and the insert share it, so of ten requests with one key exactly one inserts and
-// nine replay its answer. Its statistics are added to `stats` when given (create_emails adds
-// a batch's at once: a hundred emails of one account and hour bump the same few counters),
-// else written here.
-Result<std::optional<StoredResponse>> store_new_email(Db& db, const NewEmail& n,
-                                                      std::vector<StatBump>* stats = nullptr) {
+// nine replay its answer. Its statistics are added at the transaction's end, summed with the
+// other jobs' (detail::add_stats).
+Result<std::optional<StoredResponse>> store_new_email(Db& db, const NewEmail& n) {
     if (n.idempotency_key) {
         auto del = db.prepare(
             "DELETE FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND "
@@ -373,10 +371,7 @@ Result<std::optional<StoredResponse>> store_new_email(Db& db, const NewEmail& n,
         if (*seen) return seen;
     }
     if (auto r = insert_email(db, n); !r) return r.error();
-    if (stats)
-        stats->insert(stats->end(), n.stats.begin(), n.stats.end());
-    else if (auto r = detail::add_stats(db, n.stats); !r)
-        return r.error();
+    detail::add_stats(db, n.stats);
     if (n.settle) {  // decided at once (NewEmail::settle), in this transaction
         auto e = detail::email_where(db, "e.account_id = ?1 AND e.id = ?2", n.email.account_id,
                                      n.email.id, true);
@@ -425,14 +420,11 @@ asio::awaitable<Result<std::vector<std::optional<StoredResponse>>>> SqliteStore:
     auto job = [held](Db& db) -> Result<Answers> {
         Answers out;
         out.reserve(held.size());
-        std::vector<StatBump> stats;
         for (const auto& p : held) {
-            auto r = store_new_email(db, *p, &stats);
+            auto r = store_new_email(db, *p);
             if (!r) return r.error();
             out.push_back(std::move(*r));
         }
-        if (auto r = detail::add_stats(db, detail::summed_stats(std::move(stats))); !r)
-            return r.error();
         return out;
     };
     auto r = co_await impl_->writer.write<Answers>(std::move(job));
@@ -566,7 +558,8 @@ Result<void> write_change(Db& db, const Email& e, const EmailChange& c) {
         if (auto r = insert_suppression(db, sup); !r) return r.error();
     for (const auto& ev : c.events)
         if (auto r = insert_event(db, ev); !r) return r;
-    return add_stats(db, c.stats);
+    add_stats(db, c.stats);
+    return {};
 }
 
 }  // namespace detail

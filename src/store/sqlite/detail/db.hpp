@@ -13,9 +13,11 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "core/c_ptr.hpp"
 #include "core/result.hpp"
+#include "domain/model.hpp"
 
 namespace posthorn::store::sqlite::detail {
 
@@ -92,6 +94,12 @@ class Db {
     std::int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_.get()); }
     sqlite3* handle() const { return db_.get(); }
 
+    // The statistics counters the open write transaction adds to (detail::add_stats): kept
+    // here and written summed, one upsert a counter, just before its COMMIT (the Writer's
+    // before-commit step, detail::write_pending_stats), as the PostgreSQL writer does; the
+    // Writer forgets a job's when it rolls the job back.
+    std::vector<domain::StatBump>& pending_stats() { return pending_stats_; }
+
   private:
     // Looked up by the caller's text as it is, without a std::string made of it each time,
     // and hashed by its length and a few of its bytes, not all of them: the statements are
@@ -113,6 +121,7 @@ class Db {
     };
     DbPtr db_;
     std::unordered_map<std::string, StmtPtr, SqlHash, std::equal_to<>> cache_;
+    std::vector<domain::StatBump> pending_stats_;
 };
 
 }  // namespace posthorn::store::sqlite::detail

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "domain/vocabulary.hpp"
 
@@ -21,6 +22,9 @@ Result<void> insert_event(Db& db, const Event& e) {
         .run();
 }
 
+namespace {
+
+// The bumps with those of one counter summed into one.
 std::vector<StatBump> summed_stats(std::vector<StatBump> stats) {
     auto key = [](const StatBump& b) {
         return std::tie(b.account_id, b.dimension, b.hour, b.kind);
@@ -37,8 +41,17 @@ std::vector<StatBump> summed_stats(std::vector<StatBump> stats) {
     return summed;
 }
 
-Result<void> add_stats(Db& db, const std::vector<StatBump>& stats) {
-    for (const auto& b : stats) {
+}  // namespace
+
+void add_stats(Db& db, const std::vector<StatBump>& stats) {
+    auto& pending = db.pending_stats();
+    pending.insert(pending.end(), stats.begin(), stats.end());
+}
+
+error_code write_pending_stats(Db& db) {
+    if (db.pending_stats().empty()) return {};
+    const auto summed = summed_stats(std::exchange(db.pending_stats(), {}));
+    for (const auto& b : summed) {
         auto s = db.prepare(
             "INSERT INTO stat_counters (account_id, dimension, hour, kind, count) "
             "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (account_id, dimension, hour, kind) "
@@ -51,7 +64,7 @@ Result<void> add_stats(Db& db, const std::vector<StatBump>& stats) {
                          .bind(5, b.count)
                          .run();
             !r)
-            return r;
+            return r.error();
     }
     return {};
 }

@@ -3,6 +3,7 @@
 #include "core/log.hpp"
 #include "core/thread_name.hpp"
 #include "store/detail/commit_metrics.hpp"
+#include "store/sqlite/detail/events.hpp"
 
 namespace posthorn::store::sqlite::detail {
 namespace {
@@ -154,7 +155,7 @@ bool Writer::run_together(std::vector<Pending>& batch) {
     for (;;) {
         for (; !failed && ran < batch.size(); ++ran) {
             failed = batch[ran].job(db_);
-            if (failed) (void)db_.exec("ROLLBACK");
+            if (failed) roll_back();
         }
         std::unique_lock lock(mutex_);
         if (!pending_.empty() && batch.size() < kMaxBatch) {
@@ -170,6 +171,11 @@ bool Writer::run_together(std::vector<Pending>& batch) {
         const auto until = std::min(gather_until_, last_arrival_ + mean_gap_ * 2);
         if (cv_.wait_until(lock, until) == std::cv_status::timeout && pending_.empty()) break;
     }
+    // The jobs' statistics, summed, last before the COMMIT.
+    if (!failed) {
+        failed = write_pending_stats(db_);
+        if (failed) roll_back();
+    }
     if (failed) {
         if (!began || batch.size() > 1) return false;
         if (batch[0].done) batch[0].done(failed);  // alone: nothing else to keep, no rerun
@@ -181,6 +187,12 @@ bool Writer::run_together(std::vector<Pending>& batch) {
     return true;
 }
 
+// ROLLBACK of the open transaction, and what its jobs left to write at its end forgotten.
+void Writer::roll_back() {
+    (void)db_.exec("ROLLBACK");
+    db_.pending_stats().clear();
+}
+
 // COMMIT; a failed one is logged and rolled back, and fails every job of the batch.
 error_code Writer::commit(std::size_t jobs) {
     const auto started = std::chrono::steady_clock::now();
@@ -188,7 +200,7 @@ error_code Writer::commit(std::size_t jobs) {
     store::detail::observe_commit(std::chrono::steady_clock::now() - started);
     if (r) return {};
     log::error("group commit of {} writes failed: {}", jobs, r.error().message());
-    (void)db_.exec("ROLLBACK");
+    roll_back();
     return r.error();
 }
 
@@ -202,15 +214,24 @@ void Writer::run_apart(std::vector<Pending>& batch) {
     const bool savepoints = batch.size() > 1;
     for (std::size_t i = 0; i < batch.size(); ++i) {
         if (savepoints) (void)db_.run("SAVEPOINT job");
+        const auto asked = db_.pending_stats().size();
         results[i] = batch[i].job(db_);
         if (savepoints) {
-            if (results[i]) (void)db_.run("ROLLBACK TO job");
+            if (results[i]) {
+                (void)db_.run("ROLLBACK TO job");
+                db_.pending_stats().resize(asked);  // a job undone adds to no counter
+            }
             (void)db_.run("RELEASE job");
         }
     }
     if (!savepoints && results[0]) {
-        (void)db_.exec("ROLLBACK");
+        roll_back();
         return fail_all(results[0]);
+    }
+    if (auto ec = write_pending_stats(db_)) {
+        log::error("group commit: the statistics counters could not be written: {}", ec.message());
+        roll_back();
+        return fail_all(ec);
     }
     if (auto ec = commit(batch.size())) return fail_all(ec);
     for (std::size_t i = 0; i < batch.size(); ++i)

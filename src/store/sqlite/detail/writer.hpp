@@ -14,7 +14,9 @@
 // paying for one each (PostgreSQL's commit_delay, which waits only when commit_siblings
 // transactions are open, is the same idea); meanwhile the batch's transaction is open and
 // each job runs as soon as it comes, so that only the last job and the COMMIT are left once
-// the batch closes. A job that comes alone, after a quiet spell, never waits.
+// the batch closes. A job that comes alone, after a quiet spell, never waits. The statistics
+// counters the jobs add to (Db::pending_stats) are written once, summed, just before the
+// COMMIT: a group commit of sends of one account and hour touches each counter once.
 #pragma once
 
 #include <chrono>
@@ -103,6 +105,7 @@ class Writer {
     bool run_together(std::vector<Pending>& batch);
     void run_apart(std::vector<Pending>& batch);
     error_code commit(std::size_t jobs);
+    void roll_back();
 
     Db db_;
     const std::chrono::microseconds gather_window_;

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "store/sqlite/detail/events.hpp"
+
 namespace posthorn::store::sqlite::detail {
 namespace {
 
@@ -189,6 +191,67 @@ TEST_F(WriterTest, AFailingJobDoesNotUndoItsBatch) {
     ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT group_concat(v) FROM t", -1, &st, nullptr), SQLITE_OK);
     ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
     EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "1,3");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+// The statistics counters the jobs of a batch add to are written once, summed, before its
+// COMMIT; a job rolled back adds to none: not the failing one, and not the others' first run
+// (together, rolled back when one failed) on top of their second (apart).
+TEST_F(WriterTest, CountersAreWrittenSummedAndARolledBackJobAddsToNone) {
+    std::atomic<bool> made{false};
+    writer_->submit(
+        [](Db& db) -> error_code {
+            return db
+                .exec(
+                    "CREATE TABLE stat_counters (account_id TEXT NOT NULL, dimension TEXT "
+                    "NOT NULL, hour INTEGER NOT NULL, kind TEXT NOT NULL, count INTEGER "
+                    "NOT NULL, PRIMARY KEY (account_id, dimension, hour, kind))")
+                .error();
+        },
+        [&made](error_code) { made = true; });
+    ASSERT_TRUE(wait_for(made));
+    const auto bump = [](std::string dimension) {
+        return StatBump{.account_id = "acc_1",
+                        .hour = 3'600'000,
+                        .dimension = std::move(dimension),
+                        .kind = domain::StatKind::accepted};
+    };
+    const auto counting = [bump](std::vector<std::string> dimensions, bool fail) {
+        return [bump, dimensions, fail](Db& db) -> error_code {
+            std::vector<StatBump> bumps;
+            for (const auto& d : dimensions) bumps.push_back(bump(d));
+            add_stats(db, bumps);
+            if (fail) return db.prepare("INSERT INTO missing_table (v) VALUES (1)").error();
+            return insert_job(1)(db);
+        };
+    };
+    std::atomic<bool> go{false}, running{false}, held{false};
+    hold(go, running, held);  // so that the three share its batch
+    ASSERT_TRUE(wait_for(running));
+    std::atomic<int> answered{0};
+    const auto count = [&answered](error_code) { ++answered; };
+    writer_->submit(counting({"", "mail.example.com"}, false), count);
+    writer_->submit(counting({"", "mail.example.com", "tag:x"}, true), count);
+    writer_->submit(counting({""}, false), count);
+    go = true;
+    ASSERT_TRUE(wait_for(held));
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (answered < 3 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(answered, 3);
+    writer_->stop();
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "w.db").string().c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT group_concat(dimension || '=' || count, ',') FROM "
+                                 "(SELECT * FROM stat_counters ORDER BY dimension)",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
+                 "=2,mail.example.com=1");
     sqlite3_finalize(st);
     sqlite3_close(db);
 }
