@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <string>
 #include <thread>
 
 #include "store/sqlite/detail/events.hpp"
@@ -90,6 +91,21 @@ class WriterTest : public ::testing::Test {
                 return insert_job(v)(db);
             },
             {});
+    }
+
+    // The first column of the first row of `sql` as text ("" for none or NULL), read from
+    // the database file on a connection of its own (once the writer has stopped).
+    std::string read_text(const char* sql) const {
+        sqlite3* db = nullptr;
+        std::string out;
+        sqlite3_stmt* st = nullptr;
+        if (sqlite3_open((dir_ / "w.db").string().c_str(), &db) == SQLITE_OK &&
+            sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return out;
     }
 
     static bool wait_for(const std::atomic<bool>& flag) {
@@ -185,14 +201,7 @@ TEST_F(WriterTest, AFailingJobDoesNotUndoItsBatch) {
     EXPECT_EQ(runs, 2) << "run together, then apart";
     writer_->stop();
     EXPECT_EQ(commits_, 1) << "the first try was rolled back";
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((dir_ / "w.db").string().c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT group_concat(v) FROM t", -1, &st, nullptr), SQLITE_OK);
-    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "1,3");
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    EXPECT_EQ(read_text("SELECT group_concat(v) FROM t"), "1,3");
 }
 
 // The statistics counters the jobs of a batch add to are written once, summed, before its
@@ -241,19 +250,9 @@ TEST_F(WriterTest, CountersAreWrittenSummedAndARolledBackJobAddsToNone) {
         std::this_thread::sleep_for(1ms);
     ASSERT_EQ(answered, 3);
     writer_->stop();
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((dir_ / "w.db").string().c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(db,
-                                 "SELECT group_concat(dimension || '=' || count, ',') FROM "
-                                 "(SELECT * FROM stat_counters ORDER BY dimension)",
-                                 -1, &st, nullptr),
-              SQLITE_OK);
-    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
-                 "=2,mail.example.com=1");
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    EXPECT_EQ(read_text("SELECT group_concat(dimension || '=' || count, ',') FROM "
+                        "(SELECT * FROM stat_counters ORDER BY dimension)"),
+              "=2,mail.example.com=1");
 }
 
 // A job alone in its batch that fails is told at once: it does not run a second time.
@@ -298,20 +297,8 @@ TEST_F(WriterTest, AFailedCommitFailsItsBatchAndTheNextOneCommits) {
     EXPECT_FALSE(run_job(insert_job(7))) << "the next batch commits";
     EXPECT_FALSE(run_job(sql("INSERT INTO p (id) VALUES (1); INSERT INTO c (p) VALUES (1)")));
     writer_->stop();
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open((dir_ / "w.db").string().c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(db,
-                                 "SELECT (SELECT group_concat(v) FROM t), "
-                                 "(SELECT group_concat(p) FROM c)",
-                                 -1, &st, nullptr),
-              SQLITE_OK);
-    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "7");
-    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)), "1")
-        << "the broken row was rolled back";
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    EXPECT_EQ(read_text("SELECT group_concat(v) FROM t"), "7");
+    EXPECT_EQ(read_text("SELECT group_concat(p) FROM c"), "1") << "the broken row was rolled back";
 }
 
 TEST_F(WriterTest, LazyJobsWaitForTheirDelayNotForTheNextCommit) {
