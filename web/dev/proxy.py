@@ -143,8 +143,9 @@ def make_handler(root: pathlib.Path, upstream: urllib.parse.SplitResult, session
             token = self.cookie()
             s = sessions.get(token)
             if self.command == "GET":
-                if not s:
-                    return self.json_error(401, "UNAUTHORIZED", "not signed in")
+                if not s:  # no session is an answer, as the server gives it
+                    return self.send(200, json.dumps({"signed_in": False}).encode(),
+                                     "application/json", {"Cache-Control": "no-store"})
                 return self.send(200, json.dumps(s["body"]).encode(), "application/json",
                                  {"Cache-Control": "no-store"})
             if self.command == "DELETE":
@@ -174,7 +175,7 @@ def make_handler(root: pathlib.Path, upstream: urllib.parse.SplitResult, session
                 except Exception:
                     pass
                 return self.json_error(401, "UNAUTHORIZED", msg)
-            info = {"account_id": None,
+            info = {"signed_in": True, "account_id": None,
                     "key": {"id": None, "name": "", "permission": "sending", "domain": None}}
             if status == 200:
                 for k in json.loads(raw)["data"]:
