@@ -171,11 +171,6 @@ bool Writer::run_together(std::vector<Pending>& batch) {
         const auto until = std::min(gather_until_, last_arrival_ + mean_gap_ * 2);
         if (cv_.wait_until(lock, until) == std::cv_status::timeout && pending_.empty()) break;
     }
-    // The jobs' statistics, summed, last before the COMMIT.
-    if (!failed) {
-        failed = write_pending_stats(db_);
-        if (failed) roll_back();
-    }
     if (failed) {
         if (!began || batch.size() > 1) return false;
         if (batch[0].done) batch[0].done(failed);  // alone: nothing else to keep, no rerun
@@ -193,8 +188,15 @@ void Writer::roll_back() {
     db_.pending_stats().clear();
 }
 
-// COMMIT; a failed one is logged and rolled back, and fails every job of the batch.
+// The jobs' statistics counters, summed, then COMMIT; a failure of either is logged and rolled
+// back, and fails every job of the batch.
 error_code Writer::commit(std::size_t jobs) {
+    if (auto ec = write_pending_stats(db_)) {
+        log::error("group commit of {} writes: the statistics counters could not be written: {}",
+                   jobs, ec.message());
+        roll_back();
+        return ec;
+    }
     const auto started = std::chrono::steady_clock::now();
     auto r = db_.run("COMMIT");
     store::detail::observe_commit(std::chrono::steady_clock::now() - started);
@@ -227,11 +229,6 @@ void Writer::run_apart(std::vector<Pending>& batch) {
     if (!savepoints && results[0]) {
         roll_back();
         return fail_all(results[0]);
-    }
-    if (auto ec = write_pending_stats(db_)) {
-        log::error("group commit: the statistics counters could not be written: {}", ec.message());
-        roll_back();
-        return fail_all(ec);
     }
     if (auto ec = commit(batch.size())) return fail_all(ec);
     for (std::size_t i = 0; i < batch.size(); ++i)
