@@ -113,6 +113,8 @@ def serve(base: pathlib.Path, port: int) -> int:
     settings = ["listen_addresses=127.0.0.1", "max_connections=200", "log_min_messages=warning"]
     if not os.environ.get("PH_PG_DURABLE"):
         settings += ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
+    # More settings for a profiling run, e.g. PH_PG_SETTINGS="shared_preload_libraries=pg_stat_statements".
+    settings += os.environ.get("PH_PG_SETTINGS", "").split()
     proc = subprocess.Popen(
         [str(bins / "postgres"), "-D", str(base / "data"), "-p", str(port), "-k", str(base)] +
         [arg for setting in settings for arg in ("-c", setting)],
