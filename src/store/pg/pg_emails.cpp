@@ -87,76 +87,114 @@ Result<std::optional<StoredResponse>> take_key(Conn& c, const NewEmail& n) {
     return held;
 }
 
-// The email and its recipients in one statement (one round trip): the email's row in a
-// data-modifying WITH, the recipients from arrays, in the order given (their ids follow it).
-// An open recipient not planned for later is due since it was queued.
-Result<void> insert_email(Conn& c, const NewEmail& n) {
-    const auto& e = n.email;
-    std::string addresses;
-    std::vector<std::string_view> address, domain_of, type, status;
-    std::vector<std::optional<std::int64_t>> due;
-    address.reserve(n.recipients.size());
-    domain_of.reserve(n.recipients.size());
-    type.reserve(n.recipients.size());
-    status.reserve(n.recipients.size());
-    due.reserve(n.recipients.size());
-    for (const auto& rc : n.recipients) {
-        if (!addresses.empty()) addresses += '\n';
-        addresses += rc.address;
-        address.emplace_back(rc.address);
-        domain_of.emplace_back(rc.domain);
-        type.emplace_back(domain::name(rc.type));
-        status.emplace_back(domain::name(rc.status));
-        due.push_back(rc.next_attempt_at ? rc.next_attempt_at
-                      : rc.status == domain::RecipientStatus::queued
-                          ? std::optional<std::int64_t>(e.queued_at)
-                          : std::nullopt);
+// Emails with their recipients and tags in one statement (one round trip, and one executor
+// start on the server for all of them: that, not the rows, is most of what a statement of one
+// email costs it): each column an array, a row a position; the recipients and the tags
+// flattened, in the order given (the recipients' ids follow it). An open recipient not
+// planned for later is due since its email was queued. Empty text is NULL where a column may
+// be NULL.
+Result<void> insert_emails(Conn& c, const std::vector<const NewEmail*>& emails) {
+    if (emails.empty()) return {};
+    std::vector<std::string_view> id, account, domain_id, envelope, status, from_email, from_name,
+        to_display, subject, message_id, return_token, source, api_key, tags, metadata, return_path,
+        raw;
+    std::vector<std::string> addresses, encoded_tags;  // viewed by `p`: kept until the run
+    std::vector<bool> track_opens, track_clicks, test;
+    std::vector<std::int64_t> size, total, created, queued;
+    std::vector<std::optional<std::int64_t>> scheduled;
+    std::vector<std::string_view> r_email, r_account, r_address, r_domain, r_type, r_status;
+    std::vector<std::int64_t> r_at;
+    std::vector<std::optional<std::int64_t>> r_due;
+    std::vector<std::string_view> t_account, t_name, t_value, t_email;
+    addresses.reserve(emails.size());
+    encoded_tags.reserve(emails.size());
+    for (const NewEmail* n : emails) {
+        const auto& e = n->email;
+        id.emplace_back(e.id);
+        account.emplace_back(e.account_id);
+        domain_id.emplace_back(e.domain_id);
+        envelope.emplace_back(e.envelope_id);
+        status.emplace_back(domain::name(e.status));
+        from_email.emplace_back(e.from_email);
+        from_name.emplace_back(e.from_name);
+        to_display.emplace_back(e.to_display);
+        subject.emplace_back(e.subject);
+        message_id.emplace_back(e.message_id);
+        return_token.emplace_back(e.return_token);
+        source.emplace_back(e.source);
+        api_key.emplace_back(e.api_key_id);
+        encoded_tags.push_back(store::detail::encode_tags(e.tags));  // "" for none
+        tags.emplace_back(encoded_tags.back());
+        metadata.emplace_back(e.metadata_json);
+        return_path.emplace_back(e.return_path);
+        raw.emplace_back(n->raw);
+        track_opens.push_back(e.track_opens);
+        track_clicks.push_back(e.track_clicks);
+        test.push_back(e.test);
+        size.push_back(e.size_bytes);
+        total.push_back(n->total_recipients);
+        created.push_back(e.created_at);
+        queued.push_back(e.queued_at);
+        scheduled.push_back(e.scheduled_at);
+        std::string& joined = addresses.emplace_back();
+        for (const auto& rc : n->recipients) {
+            if (!joined.empty()) joined += '\n';
+            joined += rc.address;
+            r_email.emplace_back(e.id);
+            r_account.emplace_back(e.account_id);
+            r_at.push_back(e.created_at);
+            r_address.emplace_back(rc.address);
+            r_domain.emplace_back(rc.domain);
+            r_type.emplace_back(domain::name(rc.type));
+            r_status.emplace_back(domain::name(rc.status));
+            r_due.push_back(rc.next_attempt_at ? rc.next_attempt_at
+                            : rc.status == domain::RecipientStatus::queued
+                                ? std::optional<std::int64_t>(e.queued_at)
+                                : std::nullopt);
+        }
+        for (const auto& t : e.tags) {
+            t_account.emplace_back(e.account_id);
+            t_name.emplace_back(t.name);
+            t_value.emplace_back(t.value);
+            t_email.emplace_back(e.id);
+        }
     }
     Params p;
-    p.add(e.id).add(e.account_id).add(e.domain_id).add(e.envelope_id);
-    p.add(domain::name(e.status)).add(e.from_email).add(e.from_name).add(e.to_display);
-    p.add(e.subject).add(e.message_id).add(e.return_token).add(addresses);
-    p.add(e.track_opens).add(e.track_clicks).add(e.source).add(e.size_bytes);
-    p.add(n.total_recipients).add(e.created_at).add(e.queued_at).bytes(n.raw);
-    p.texts(address).texts(domain_of).texts(type).texts(status).int8s(due);
-    p.add(e.api_key_id);
-    std::vector<std::string_view> tag_names, tag_values;
-    for (const auto& t : e.tags) {
-        tag_names.emplace_back(t.name);
-        tag_values.emplace_back(t.value);
-    }
-    const auto tags = store::detail::encode_tags(e.tags);  // viewed by `p`: kept until the run
-    if (e.tags.empty())
-        p.null(detail::Type::text);
-    else
-        p.add(tags);
-    if (e.metadata_json.empty())
-        p.null(detail::Type::text);
-    else
-        p.add(e.metadata_json);
-    p.texts(tag_names).texts(tag_values);
-    p.add(e.test);
-    p.add(e.return_path);
-    p.add(e.scheduled_at);
-    // Pipelined (Conn::queue): nothing of it is read back, so the writer sends the next
-    // send's statement without waiting for this one's answer.
-    auto ec = c.queue(
+    p.texts(id).texts(account).texts(domain_id).texts(envelope).texts(status);
+    p.texts(from_email).texts(from_name).texts(to_display).texts(subject).texts(message_id);
+    p.texts(return_token).texts(addresses).bools(track_opens).bools(track_clicks).texts(source);
+    p.int8s(size).int8s(total).int8s(created).int8s(queued).byteas(raw);
+    p.texts(api_key).texts(tags).texts(metadata).bools(test).texts(return_path);
+    p.int8s(scheduled);
+    p.texts(r_email).texts(r_account).int8s(r_at).texts(r_address).texts(r_domain);
+    p.texts(r_type).texts(r_status).int8s(r_due);
+    p.texts(t_account).texts(t_name).texts(t_value).texts(t_email);
+    // Pipelined (Conn::queue): nothing of it is read back, so the writer goes on with the next
+    // job without waiting for this statement's answer.
+    const auto ec = c.queue(
         "WITH e AS (INSERT INTO emails (id, account_id, domain_id, envelope_id, status, "
         "from_email, from_name, to_display, subject, message_id, return_token, "
         "recipient_addresses, track_opens, track_clicks, source, size_bytes, total_recipients, "
         "created_at, queued_at, updated_at, raw, api_key_id, tags, metadata, test, return_path, "
         "scheduled_at) "
-        "VALUES ($1, $2, nullif($3, ''), $4, $5, $6, nullif($7, ''), $8, $9, $10, $11, $12, $13, "
-        "$14, $15, $16, $17, $18, $19, $18, $20, nullif($26, ''), $27, $28, $31, nullif($32, ''), "
-        "$33) "
-        "RETURNING id), "
-        // Its tags (none: no row), in the same statement.
-        "t AS (INSERT INTO email_tags (account_id, name, value, email_id) SELECT $2, g.n, g.v, "
-        "e.id FROM e, unnest($29::text[], $30::text[]) AS g (n, v) ON CONFLICT DO NOTHING) "
+        "SELECT u.id, u.a, nullif(u.dom, ''), u.env, u.st, u.fe, nullif(u.fn, ''), u.td, u.sub, "
+        "u.mid, u.tok, u.ra, u.op, u.cl, u.src, u.sz, u.tot, u.ca, u.qa, u.ca, u.raw, "
+        "nullif(u.k, ''), nullif(u.tg, ''), nullif(u.md, ''), u.tst, nullif(u.rp, ''), u.sch "
+        "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], "
+        "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], "
+        "$13::bool[], $14::bool[], $15::text[], $16::int8[], $17::int8[], $18::int8[], "
+        "$19::int8[], $20::bytea[], $21::text[], $22::text[], $23::text[], $24::bool[], "
+        "$25::text[], $26::int8[]) AS u (id, a, dom, env, st, fe, fn, td, sub, mid, tok, ra, "
+        "op, cl, src, sz, tot, ca, qa, raw, k, tg, md, tst, rp, sch)), "
+        // The tags (none: no row), in the same statement.
+        "t AS (INSERT INTO email_tags (account_id, name, value, email_id) "
+        "SELECT * FROM unnest($35::text[], $36::text[], $37::text[], $38::text[]) "
+        "ON CONFLICT DO NOTHING) "
         "INSERT INTO recipients (email_id, account_id, updated_at, address, domain, type, "
-        "status, next_attempt_at) SELECT e.id, $2, $18, u.a, u.d, u.t, u.s, u.due FROM e, "
-        "unnest($21::text[], $22::text[], $23::text[], $24::text[], $25::int8[]) "
-        "WITH ORDINALITY AS u (a, d, t, s, due, n) ORDER BY u.n",
+        "status, next_attempt_at) SELECT u.e, u.a, u.at, u.ad, u.d, u.t, u.s, u.due "
+        "FROM unnest($27::text[], $28::text[], $29::int8[], $30::text[], $31::text[], "
+        "$32::text[], $33::text[], $34::int8[]) WITH ORDINALITY "
+        "AS u (e, a, at, ad, d, t, s, due, n) ORDER BY u.n",
         p);
     if (ec) return ec;
     return {};
@@ -302,6 +340,17 @@ Result<Email> email_where(Conn& c, const std::string& where, const Params& param
     return e;
 }
 
+Result<void> write_emails(Conn& c, Batch& b) {
+    auto r = insert_emails(c, b.emails());
+    b.emails().clear();
+    return r;
+}
+
+error_code finish_batch(Conn& c, Batch& b) {
+    if (auto r = write_emails(c, b); !r) return r.error();
+    return add_stats(c, b.stats()).error();
+}
+
 Result<void> add_stats(Conn& c, const std::vector<StatBump>& stats) {
     if (stats.empty()) return {};
     std::vector<std::string_view> accounts, dimensions, kinds;
@@ -395,7 +444,11 @@ Result<std::optional<StoredResponse>> store_new_email(Conn& c, Batch& b, const N
         if (!held) return held.error();
         if (*held) return held;  // replayed: nothing written
     }
-    if (auto r = insert_email(c, n); !r) return r.error();
+    // With others when the batch runs together (Batch::emails); at once when it runs apart,
+    // or when it is read back here.
+    b.add_email(n);
+    if (!b.together() || n.settle || b.emails().size() >= detail::kEmailsPerStatement)
+        if (auto r = detail::write_emails(c, b); !r) return r.error();
     b.add_stats(n.stats);  // written at the transaction's end (Batch::add_stats)
     if (!n.settle) {
         b.notify(detail::kQueueChannel);

@@ -74,6 +74,15 @@ Result<std::unique_ptr<PgStore>> PgStore::open(Options options) {
         c->report_to(up);
         readers.push_back(std::move(*c));
     }
+    // The writer's lanes: the connection that migrated, and more.
+    std::vector<Conn> writers;
+    writers.push_back(std::move(*first));
+    while (writers.size() < detail::Writer::kLanes) {
+        auto c = Conn::open(options.url);
+        if (!c) return c.error();
+        c->report_to(up);
+        writers.push_back(std::move(*c));
+    }
     std::optional<Conn> listening;
     if (options.listen) {
         auto c = Conn::open(options.url);
@@ -81,7 +90,7 @@ Result<std::unique_ptr<PgStore>> PgStore::open(Options options) {
         c->report_to(up);
         listening = std::move(*c);
     }
-    auto impl = std::make_unique<Impl>(std::move(*first), options.readers);
+    auto impl = std::make_unique<Impl>(std::move(writers), options.readers);
     impl->version = *version;
     impl->up = up;
     for (auto& c : readers) impl->readers.add(std::move(c));
@@ -98,7 +107,8 @@ Result<std::unique_ptr<PgStore>> PgStore::open(Options options) {
              }},
             {detail::kLookupChannel, [self] { ++self->lookup_changes; }}};
         impl->listener = std::make_unique<detail::Listener>(
-            std::move(*listening), std::move(channels), &impl->writer.backend_pid());
+            std::move(*listening), std::move(channels),
+            [self](int pid) { return self->writer.owns_backend(pid); });
         impl->listener->start();
     }
     impl->writer.start();
@@ -121,10 +131,7 @@ void PgStore::close() {
     impl_->listener.reset();
 }
 
-asio::awaitable<Result<void>> PgStore::flush() {
-    impl_->writer.hurry_lazy();
-    return impl_->writer.write<void>([](Conn&, Batch&) -> Result<void> { return {}; });
-}
+asio::awaitable<Result<void>> PgStore::flush() { return impl_->writer.drained(); }
 
 void PgStore::set_queue_listener(std::function<void()> listener) {
     std::lock_guard lock(impl_->listener_mutex);

@@ -198,15 +198,12 @@ TEST_F(PgStoreTest, CountersAddedInOppositeOrdersDoNotDeadlock) {
             return {};
         };
     };
-    auto finish = [](detail::Conn& c, const detail::Batch& b) {
-        return detail::add_stats(c, b.stats()).error();
-    };
     std::vector<std::unique_ptr<detail::Writer>> writers;
     std::vector<std::future<error_code>> done;
     for (int i = 0; i < 2; ++i) {
         auto conn = detail::Conn::open(db_->url());
         ASSERT_TRUE(conn);
-        writers.push_back(std::make_unique<detail::Writer>(std::move(*conn), finish));
+        writers.push_back(std::make_unique<detail::Writer>(std::move(*conn), detail::finish_batch));
         writers.back()->start();
     }
     for (int i = 0; i < 2; ++i) {
@@ -298,6 +295,62 @@ TEST_F(PgStoreTest, UniqueKeysInsertedInOppositeOrdersWhileRunningApartBothSucce
     }
     writers.clear();
     EXPECT_EQ(scalar(db_->url(), "SELECT count(*) FROM uniq"), 2);
+}
+
+// The writer's lanes run two batches at once (each job below waits for the other to be
+// running: with one lane, neither would end), and drained() waits for every job submitted
+// before it, on whichever lane: here a lazy job and one still running on the other lane.
+TEST_F(PgStoreTest, WriterLanesRunBatchesAtOnceAndDrainedWaitsForEveryLane) {
+    {
+        auto c = detail::Conn::open(db_->url());
+        ASSERT_TRUE(c);
+        ASSERT_TRUE(c->run("CREATE TABLE rows (k text PRIMARY KEY)"));
+    }
+    std::vector<detail::Conn> conns;
+    for (int i = 0; i < 2; ++i) {
+        auto c = detail::Conn::open(db_->url());
+        ASSERT_TRUE(c);
+        conns.push_back(std::move(*c));
+    }
+    detail::Writer writer(std::move(conns), nullptr);
+    writer.start();
+    std::latch both(2);
+    std::promise<void> gate;
+    auto held = gate.get_future().share();
+    auto insert = [](detail::Conn& c, const char* k) {
+        return c.exec("INSERT INTO rows (k) VALUES ($1)", detail::Params().add(k)).error();
+    };
+    std::vector<std::future<error_code>> done;
+    auto submit = [&](detail::Writer::Job job) {
+        auto p = std::make_shared<std::promise<error_code>>();
+        done.push_back(p->get_future());
+        writer.submit(std::move(job), [p](error_code ec) { p->set_value(ec); });
+    };
+    submit([&](detail::Conn& c, detail::Batch&) -> error_code {
+        both.arrive_and_wait();
+        return insert(c, "a");
+    });
+    // The second job goes to the other lane only once the first lane is busy with the first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    submit([&, held](detail::Conn& c, detail::Batch&) -> error_code {
+        both.arrive_and_wait();
+        held.wait();  // keeps this lane's batch open until the gate opens
+        return insert(c, "b");
+    });
+    ASSERT_EQ(done[0].wait_for(std::chrono::seconds(20)), std::future_status::ready)
+        << "the two batches did not run at once";
+    EXPECT_FALSE(done[0].get());
+    writer.submit([&](detail::Conn& c, detail::Batch&) { return insert(c, "lazy"); }, {});
+    auto drained = std::async(std::launch::async, [&] { return run(writer.drained()); });
+    EXPECT_EQ(drained.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+        << "drained() did not wait for the job still running";
+    gate.set_value();
+    ASSERT_EQ(drained.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    EXPECT_TRUE(drained.get());
+    ASSERT_EQ(done[1].wait_for(std::chrono::seconds(1)), std::future_status::ready);
+    EXPECT_FALSE(done[1].get());
+    EXPECT_EQ(scalar(db_->url(), "SELECT count(*) FROM rows"), 3);
+    writer.stop();
 }
 
 // Mail the operator releases or makes due on one node (`posthorn queue release|retry`, a

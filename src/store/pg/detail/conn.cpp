@@ -71,12 +71,34 @@ Params& Params::null(Type t) {
     return *this;
 }
 
-Params& Params::texts(const std::vector<std::string_view>& v) {
-    Item item{
-        .type = Type::text_array, .owns = true, .owned = array_header(Type::text, v.size(), false)};
+Params& Params::strings(Type element, Type array, const std::vector<std::string_view>& v) {
+    Item item{.type = array, .owns = true, .owned = array_header(element, v.size(), false)};
+    std::size_t size = item.owned.size();
+    for (const auto s : v) size += 4 + s.size();
+    item.owned.reserve(size);
     for (const auto s : v) {
         put_be(item.owned, s.size(), 4);
         item.owned.append(s);
+    }
+    items_.push_back(std::move(item));
+    return *this;
+}
+
+Params& Params::texts(const std::vector<std::string_view>& v) {
+    return strings(Type::text, Type::text_array, v);
+}
+
+Params& Params::byteas(const std::vector<std::string_view>& v) {
+    return strings(Type::bytea, Type::bytea_array, v);
+}
+
+Params& Params::bools(const std::vector<bool>& v) {
+    Item item{.type = Type::bool_array,
+              .owns = true,
+              .owned = array_header(Type::boolean, v.size(), false)};
+    for (const bool x : v) {
+        put_be(item.owned, 1, 4);
+        item.owned.push_back(x ? '\1' : '\0');
     }
     items_.push_back(std::move(item));
     return *this;

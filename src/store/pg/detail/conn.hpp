@@ -37,6 +37,8 @@ enum class Type : Oid {
     int4 = 23,
     text = 25,
     varchar = 1043,
+    bool_array = 1000,
+    bytea_array = 1001,
     text_array = 1009,
     int8_array = 1016,
 };
@@ -65,6 +67,8 @@ class Params {
     Params& texts(const std::vector<std::string>& v);
     Params& int8s(const std::vector<std::optional<std::int64_t>>& v);
     Params& int8s(const std::vector<std::int64_t>& v);
+    Params& bools(const std::vector<bool>& v);
+    Params& byteas(const std::vector<std::string_view>& v);
 
     // Adds `v` and answers its placeholder ("$3"), for SQL put together as it is bound.
     template <class T>
@@ -94,6 +98,7 @@ class Params {
         return Type::text;
     }
     Params& view(Type t, std::string_view v);
+    Params& strings(Type element, Type array, const std::vector<std::string_view>& v);
 
     std::vector<Item> items_;
 };

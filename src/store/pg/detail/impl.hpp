@@ -82,6 +82,15 @@ Result<void> insert_event(Conn& c, Batch& b, const Event& e);
 // UPDATE (pg_emails.cpp).
 Result<Email> email_where(Conn& c, const std::string& where, const Params& params,
                           bool with_recipients, bool lock = false);
+// New emails a statement, at most: the batch's emails wait for this many (or the batch's end)
+// before they are written together (Batch::emails).
+constexpr std::size_t kEmailsPerStatement = 64;
+// Inserts the emails the batch holds (Batch::emails), in one statement, and forgets them
+// (pg_emails.cpp).
+Result<void> write_emails(Conn& c, Batch& b);
+// The writer's last statements of each transaction (Writer's `finish`): the emails still
+// waiting in the batch, then its statistics counters (pg_emails.cpp).
+error_code finish_batch(Conn& c, Batch& b);
 // Adds each bump to its statistics counter (stat_counters, migration 016), making the row
 // when there is none; the writer's last statement of each transaction, for the bumps its
 // jobs left in the Batch (pg_emails.cpp).
@@ -107,10 +116,8 @@ using detail::Row;
 using detail::Rows;
 
 struct PgStore::Impl {
-    Impl(Conn writer_conn, std::size_t readers)
-        : writer(std::move(writer_conn),
-                 [](Conn& c, const Batch& b) { return add_stats(c, b.stats()).error(); }),
-          reader_threads(readers) {}
+    Impl(std::vector<Conn> writer_conns, std::size_t readers)
+        : writer(std::move(writer_conns), detail::finish_batch), reader_threads(readers) {}
 
     // `fn(Conn&) -> Result<T>` on a reader thread, in a read-only REPEATABLE READ transaction
     // when `snapshot` (so that a page of a list and its total agree even when a commit lands

@@ -11,10 +11,10 @@
 
 namespace posthorn::store::pg::detail {
 
-Listener::Listener(Conn conn, std::vector<Channel> channels, const std::atomic<int>* own_pid)
+Listener::Listener(Conn conn, std::vector<Channel> channels, std::function<bool(int)> own)
     : conn_(std::move(conn)),
       channels_(std::move(channels)),
-      own_pid_(own_pid),
+      own_(std::move(own)),
       wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
 
 Listener::~Listener() {
@@ -76,7 +76,7 @@ void Listener::loop(bool listening) {
             continue;
         }
         while (PGnotify* n = PQnotifies(conn_.handle())) {
-            const bool own = own_pid_ && n->be_pid == own_pid_->load(std::memory_order_relaxed);
+            const bool own = own_ && own_(n->be_pid);
             for (const auto& c : channels_)
                 if (!own && std::strcmp(c.name, n->relname) == 0) c.on_notify();
             PQfreemem(n);

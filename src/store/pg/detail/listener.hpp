@@ -1,10 +1,10 @@
 // The LISTEN side of LISTEN/NOTIFY: a thread with a connection of its own that listens on
 // the store's channels and calls their callbacks when a commit of any node notifies them
-// (the writer sends the NOTIFYs with its COMMIT: writer.hpp). A notification from `own_pid`
-// (this store's writer) is skipped: the store calls its listeners itself, after the commit,
-// on the caller's executor. The connection is made again when it is lost (each second until
-// it is back), and the callbacks are called once then, since notifications sent meanwhile
-// are lost. Private to store/pg.
+// (the writer sends the NOTIFYs with its COMMIT: writer.hpp). A notification from a process
+// `own` answers true for (this store's writer's) is skipped: the store calls its listeners itself,
+// after the commit, on the caller's executor. The connection is made again when it is lost (each
+// second until it is back), and the callbacks are called once then, since notifications sent
+// meanwhile are lost. Private to store/pg.
 #pragma once
 
 #include <atomic>
@@ -25,7 +25,7 @@ class Listener {
         std::function<void()> on_notify;  // from the listener's thread
     };
 
-    Listener(Conn conn, std::vector<Channel> channels, const std::atomic<int>* own_pid);
+    Listener(Conn conn, std::vector<Channel> channels, std::function<bool(int)> own);
     ~Listener();  // stops the thread
     Listener(const Listener&) = delete;
     Listener& operator=(const Listener&) = delete;
@@ -39,7 +39,7 @@ class Listener {
 
     Conn conn_;
     std::vector<Channel> channels_;
-    const std::atomic<int>* own_pid_;
+    std::function<bool(int)> own_;
     int wake_fd_ = -1;  // an eventfd: stop() writes to it
     std::atomic<bool> stop_{false};
     std::thread thread_;
