@@ -208,6 +208,26 @@ noise_between() {
     printf "%.1f %.1f", 100 * (y[2] - x[2]) / d, (other > 0 ? 100 * other / d : 0) }'
 }
 
+# wait_quiet [SECONDS]: waits (at most SECONDS, default 60) until the machine is quiet, less
+# than 5% of it busy over a second, so that a run does not share the machine with what the
+# one before it left behind (a posthorn's background work on the emails it just took: the
+# search indexer, a checkpoint). Says how long it waited when it did.
+wait_quiet() {
+  local limit=${1:-60} waited=0 a b
+  while ((waited < limit)); do
+    a=$(machine_ticks)
+    sleep 1
+    b=$(machine_ticks)
+    if awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); d = y[1] - x[1]
+        exit !(d > 0 && 100 * (y[3] - x[3]) / d < 5) }'; then
+      ((waited == 0)) || say "  (waited ${waited}s for the machine to be quiet)"
+      return 0
+    fi
+    waited=$((waited + 1))
+  done
+  say "  (the machine was not quiet after ${limit}s: the run goes on)"
+}
+
 note_noise() { # label steal other
   if awk -v a="$2" -v b="$3" -v t="$NOISY_PCT" 'BEGIN { exit !(a > t || b > t) }'; then
     noisy+=("$1 (steal $2%, other processes $3%)")

@@ -340,6 +340,7 @@ watch_builds
 # run_target TARGET LABEL SECONDS: one full-load run of nginx, sqlite or pg; sets M.
 run_target() {
   local t=$1
+  wait_quiet
   case $t in
     nginx)
       # shellcheck disable=SC2207 # pids are words without spaces
@@ -461,6 +462,7 @@ m_trees=("$pg_pid")
 one_load="$THREADS $CONNECTIONS ${urls[node1]} node1"
 two_loads=("$half_t $half_c ${urls[node1]} node1" "$half_t $half_c ${urls[node2]} node2")
 run_nodes() { # one|two LABEL SECONDS
+  wait_quiet
   if [[ $1 == one ]]; then
     measure "$2" "$3" "$one_load" || die "the run $2 failed"
     account_loads node1 "$one_load"
