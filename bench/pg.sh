@@ -547,7 +547,8 @@ samples_build=$(grep -c '^1$' "$tmp/builds.txt" 2>/dev/null || true)
 builds_text="a build or check (ninja, cc1plus, clang-tidy, ctest) running in ${samples_build:-0} of $samples samples, one every 2 s from the first measured run to the last"
 n_disturbed=${#noisy[@]}
 if [[ -s $tmp/delivery.out ]]; then
-  n_disturbed=$((n_disturbed + $(grep -o 'other processes [0-9.]*%' "$tmp/delivery.md" 2>/dev/null | wc -l)))
+  # grep finds nothing in a quiet run: not a failure (set -e, pipefail)
+  n_disturbed=$((n_disturbed + $({ grep -o 'other processes [0-9.]*%' "$tmp/delivery.md" 2>/dev/null || true; } | wc -l)))
 fi
 if ((${samples_build:-0} == 0 && n_disturbed == 0)); then
   quiet="quiet: no run disturbed (steal or other processes above $NOISY_PCT% of the machine), $builds_text"
