@@ -20,6 +20,14 @@ http::Response store_unavailable() {
 http::Response internal_error(std::string_view what, const error_code& ec) {
     log::error("{}: {}", what, ec.message());
     if (ec == store::errc::unavailable) return store_unavailable();
+    if (ec == store::errc::busy) {
+        // Rows other transactions held through every try (PostgreSQL's writer: a deadlock
+        // met three times): rolled back, so nothing changed, and worth a retry at once.
+        auto r = http::error_response(503, "STORE_UNAVAILABLE",
+                                      "the store is busy; nothing was changed");
+        r.headers.emplace_back("Retry-After", "1");
+        return r;
+    }
     return http::error_response(500, "INTERNAL_ERROR",
                                 std::string("could not ") + std::string(what));
 }

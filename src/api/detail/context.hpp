@@ -25,7 +25,7 @@ struct Context {
 
 http::Response json(unsigned status, const boost::json::value& v);
 // 500 INTERNAL_ERROR "could not <what>", logged; 503 STORE_UNAVAILABLE when the store
-// could not be reached (nothing was written).
+// could not be reached (Retry-After: 5) or stayed busy (Retry-After: 1): nothing was written.
 http::Response internal_error(std::string_view what, const error_code& ec);
 http::Response store_unavailable();
 // The value of path placeholder `name` ("" when absent).
