@@ -325,8 +325,12 @@ asio::awaitable<Result<std::int64_t>> PgStore::webhook_backlog() {
 }
 
 asio::awaitable<Result<int>> PgStore::route_events(int limit, EventRouter route) {
-    // Polled: a reader looks first, so that an idle poll costs the writer nothing.
-    if (co_await impl_->nothing_due("SELECT 1 FROM events WHERE NOT routed LIMIT 1")) co_return 0;
+    // Polled: a reader looks first, so that an idle poll costs the writer nothing. In the
+    // order of the unrouted events' own index (events_unrouted): without ORDER BY the planner
+    // scanned the table, 1.4 ms a poll at 10,000 events (pg_stat_statements during
+    // bench/delivery.sh: the third costliest statement of a delivery).
+    if (co_await impl_->nothing_due("SELECT 1 FROM events WHERE NOT routed ORDER BY seq LIMIT 1"))
+        co_return 0;
     auto job = [limit, route = std::move(route)](Conn& c, Batch&) -> Result<int> {
         // The oldest events not routed yet that no other router holds (SKIP LOCKED: routers
         // on several nodes take different events; one that committed meanwhile has marked
