@@ -447,7 +447,7 @@ Result<std::optional<StoredResponse>> store_new_email(Conn& c, Batch& b, const N
     // With others when the batch runs together (Batch::emails); at once when it runs apart,
     // or when it is read back here.
     b.add_email(n);
-    if (!b.together() || n.settle || b.emails().size() >= detail::kEmailsPerStatement)
+    if (!c.pipeline_allowed() || n.settle || b.emails().size() >= detail::kEmailsPerStatement)
         if (auto r = detail::write_emails(c, b); !r) return r.error();
     b.add_stats(n.stats);  // written at the transaction's end (Batch::add_stats)
     if (!n.settle) {

@@ -186,6 +186,7 @@ class Conn {
     error_code queue(std::string_view sql, const Params& params);
     error_code sync();
     void allow_pipeline(bool allowed) { pipeline_allowed_ = allowed; }
+    bool pipeline_allowed() const { return pipeline_allowed_; }
 
     // Whether the connection is up (a failed statement may have found it gone).
     bool ok() const { return conn_ && PQstatus(conn_.get()) == CONNECTION_OK; }

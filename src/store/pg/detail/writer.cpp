@@ -9,7 +9,13 @@
 namespace posthorn::store::pg::detail {
 namespace {
 constexpr int kTries = 3;  // transactions a job that meets deadlocks runs in, at most
+
+std::vector<Conn> one_conn(Conn conn) {
+    std::vector<Conn> v;
+    v.push_back(std::move(conn));
+    return v;
 }
+}  // namespace
 
 void Batch::notify(const char* channel) {
     if (std::find(channels_.begin(), channels_.end(), channel) == channels_.end())
@@ -32,9 +38,7 @@ Writer::Writer(std::vector<Conn> conns, Finish finish) : finish_(std::move(finis
     for (auto& c : conns) lanes_.push_back(std::make_unique<Lane>(std::move(c)));
 }
 
-Writer::Writer(Conn conn, Finish finish) : finish_(std::move(finish)) {
-    lanes_.push_back(std::make_unique<Lane>(std::move(conn)));
-}
+Writer::Writer(Conn conn, Finish finish) : Writer(one_conn(std::move(conn)), std::move(finish)) {}
 
 Writer::~Writer() { stop(); }
 
@@ -195,7 +199,6 @@ error_code Writer::begin(Lane& lane) {
 // rolled back and nobody answered, when a job failed and the batch is to run apart.
 bool Writer::run_together(Lane& lane, std::vector<Pending>& batch) {
     lane.conn.allow_pipeline(true);
-    lane.batch.set_together(true);
     if (auto ec = begin(lane)) {
         answer(batch, ec);
         return true;
@@ -259,7 +262,6 @@ error_code Writer::commit(Lane& lane) {
 // It goes to a next transaction, after this one's COMMIT has let the other side go on.
 void Writer::run_apart(Lane& lane, std::vector<Pending>& batch) {
     lane.conn.allow_pipeline(false);
-    lane.batch.set_together(false);
     std::vector<std::size_t> todo(batch.size());
     for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
     std::vector<error_code> results(batch.size());

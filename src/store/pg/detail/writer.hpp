@@ -57,11 +57,9 @@ class Batch {
     const std::vector<StatBump>& stats() const { return stats_; }
     // New emails whose rows wait to be inserted with others, in one statement for many
     // (executing a statement costs the server more than a row of it): only while the batch's
-    // jobs run together (`together()`), where a failure reruns them apart. Apart, each job's
-    // rows are written at once, so that a failure is its own. Each email must outlive the
-    // batch's transaction (its job holds it).
-    bool together() const { return together_; }
-    void set_together(bool together) { together_ = together; }
+    // jobs run together (the connection pipelines: Conn::pipeline_allowed), where a failure
+    // reruns them apart. Apart, each job's rows are written at once, so that a failure is its
+    // own. Each email must outlive the batch's transaction (its job holds it).
     void add_email(const NewEmail& email) { emails_.push_back(&email); }
     std::vector<const NewEmail*>& emails() { return emails_; }
     void clear() {
@@ -84,7 +82,6 @@ class Batch {
     std::vector<const char*> channels_;
     std::vector<StatBump> stats_;
     std::vector<const NewEmail*> emails_;
-    bool together_ = false;
 };
 
 class Writer {
