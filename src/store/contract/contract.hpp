@@ -43,6 +43,9 @@ struct Backend {
     std::function<std::unique_ptr<Store>()> open_again;
     // Removes what open_fresh made, once every store on it is gone (may be empty).
     std::function<void()> clean_up;
+    // Brings the store's search index (one a back end keeps apart from its writes) up to
+    // everything written so far (may be empty: no such index).
+    std::function<void(Store&)> index_searches;
 };
 
 // What a failing test prints for its parameter.
@@ -148,6 +151,10 @@ class StoreContract : public ::testing::TestWithParam<Backend> {
     }
 
     Store& store() { return *store_; }
+    // Backend::index_searches on store().
+    void index_searches() {
+        if (GetParam().index_searches) GetParam().index_searches(*store_);
+    }
     // A second store on the same database (another node), kept until the test ends.
     Store& another_node() {
         auto s = GetParam().open_again();

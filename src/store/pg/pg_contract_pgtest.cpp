@@ -32,8 +32,9 @@ std::unique_ptr<TestDatabase>& current() {
     return db;
 }
 
+// The search indexer runs when a test asks (Backend::index_searches), not in the background.
 std::unique_ptr<Store> open_at(const std::string& url) {
-    auto s = pg::PgStore::open({.url = url, .readers = 2});
+    auto s = pg::PgStore::open({.url = url, .readers = 2, .index_searches = false});
     if (!s) {
         ADD_FAILURE() << "PgStore::open: " << s.error().message();
         return nullptr;
@@ -61,6 +62,12 @@ Backend pg_backend() {
             return open_at(current()->url());
         },
         .clean_up = [] { current().reset(); },
+        .index_searches =
+            [](Store& s) {
+                auto n = dynamic_cast<pg::PgStore&>(s).index_searches();
+                ASSERT_TRUE(n) << n.error().message();
+                EXPECT_GT(*n, 0) << "emails waited for the index";
+            },
     };
 }
 

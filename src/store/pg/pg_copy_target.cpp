@@ -332,6 +332,17 @@ Result<std::int64_t> PgCopyTarget::finish_table() {
 }
 
 Result<void> PgCopyTarget::commit() {
+    // The lists' search index (migration 19) of the emails copied, in the copy's transaction
+    // (the store's indexer would take them one batch at a time).
+    if (auto r = impl_->conn.run(
+            "INSERT INTO email_search (email_id, account_id, subject, recipient_addresses, "
+            "from_email, from_name, envelope_id) SELECT id, account_id, subject, "
+            "recipient_addresses, from_email, from_name, envelope_id FROM emails "
+            "ON CONFLICT (email_id) DO NOTHING");
+        !r) {
+        rollback();
+        return r;
+    }
     // The ids were copied as they were: new rows number on from the largest.
     for (const auto& id : impl_->identities) {
         const auto sql = "SELECT setval(pg_get_serial_sequence('" + quoted(id.table) + "', '" +

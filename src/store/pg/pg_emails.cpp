@@ -189,7 +189,12 @@ Result<void> insert_emails(Conn& c, const std::vector<const NewEmail*>& emails) 
         // The tags (none: no row), in the same statement.
         "t AS (INSERT INTO email_tags (account_id, name, value, email_id) "
         "SELECT * FROM unnest($35::text[], $36::text[], $37::text[], $38::text[]) "
-        "ON CONFLICT DO NOTHING) "
+        "ON CONFLICT DO NOTHING), "
+        // Each email waits for the search indexer (search_indexer.hpp), in the same statement.
+        "w AS (INSERT INTO search_todo (email_id, account_id, subject, recipient_addresses, "
+        "from_email, from_name, envelope_id) SELECT u.id, u.a, u.sub, u.ra, u.fe, nullif(u.fn, "
+        "''), u.env FROM unnest($1::text[], $2::text[], $9::text[], $12::text[], $6::text[], "
+        "$7::text[], $4::text[]) AS u (id, a, sub, ra, fe, fn, env)) "
         "INSERT INTO recipients (email_id, account_id, updated_at, address, domain, type, "
         "status, next_attempt_at) SELECT u.e, u.a, u.at, u.ad, u.d, u.t, u.s, u.due "
         "FROM unnest($27::text[], $28::text[], $29::int8[], $30::text[], $31::text[], "
@@ -255,7 +260,8 @@ struct Filter {
 Filter search_filter(const SearchQuery& q, bool emails) {
     Filter f;
     auto& p = f.params;
-    f.where = " WHERE e.account_id = " + p.arg(q.account_id);
+    const auto account = p.arg(q.account_id);
+    f.where = " WHERE e.account_id = " + account;
     // An email's created_at is the millisecond of its id, so a date bound is also a bound of
     // the id, which the index (account_id, id) reads as a range (as the SQLite back end does).
     if (q.start)
@@ -266,18 +272,28 @@ Filter search_filter(const SearchQuery& q, bool emails) {
                    " AND e.created_at <= " + p.arg(*q.end);
     if (q.search) {
         const auto pattern = p.arg(detail::like_pattern(*q.search));
-        if (!emails)
-            f.where += " AND (e.subject ILIKE " + pattern + " OR e.from_email ILIKE " + pattern +
-                       " OR e.from_name ILIKE " + pattern + " OR e.envelope_id ILIKE " + pattern +
-                       ")";
-        else if (q.search->find('\n') == std::string::npos)
-            f.where += " AND (e.subject ILIKE " + pattern + " OR e.recipient_addresses ILIKE " +
-                       pattern + ")";
-        else  // a needle with a line break: one address at a time, not across two
+        // What a search matches, in the columns of the table `t`.
+        const auto match = [&](const char* t) {
+            const std::string c = std::string(t) + ".";
+            if (emails)
+                return "(" + c + "subject ILIKE " + pattern + " OR " + c +
+                       "recipient_addresses ILIKE " + pattern + ")";
+            return "(" + c + "subject ILIKE " + pattern + " OR " + c + "from_email ILIKE " +
+                   pattern + " OR " + c + "from_name ILIKE " + pattern + " OR " + c +
+                   "envelope_id ILIKE " + pattern + ")";
+        };
+        if (emails && q.search->find('\n') != std::string::npos)
+            // A needle with a line break: one address at a time, not across two.
             f.where += " AND (e.subject ILIKE " + pattern +
                        " OR EXISTS (SELECT 1 FROM recipients r WHERE r.email_id = e.id AND "
                        "r.address ILIKE " +
                        pattern + "))";
+        else  // the index's matches, and the matches among the emails waiting for it
+            f.where +=
+                " AND e.id IN (SELECT s.email_id FROM email_search s WHERE s.account_id = " +
+                account + " AND " + match("s") +
+                " UNION ALL SELECT t.email_id FROM search_todo t WHERE t.account_id = " + account +
+                " AND " + match("t") + ")";
     }
     if (!q.statuses.empty()) {
         f.where += " AND e.status IN (";

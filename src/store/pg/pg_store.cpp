@@ -90,6 +90,8 @@ Result<std::unique_ptr<PgStore>> PgStore::open(Options options) {
         c->report_to(up);
         listening = std::move(*c);
     }
+    auto indexing = Conn::open(options.url);
+    if (!indexing) return indexing.error();
     auto impl = std::make_unique<Impl>(std::move(writers), options.readers);
     impl->version = *version;
     impl->up = up;
@@ -112,6 +114,12 @@ Result<std::unique_ptr<PgStore>> PgStore::open(Options options) {
         impl->listener->start();
     }
     impl->writer.start();
+    const detail::Writer* writer = &impl->writer;
+    impl->search_indexer = std::make_unique<detail::SearchIndexer>(std::move(*indexing), [writer] {
+        return std::chrono::steady_clock::now() - writer->last_submit() >=
+               detail::SearchIndexer::kQuiet;
+    });
+    if (options.index_searches) impl->search_indexer->start();
     return std::unique_ptr<PgStore>(new PgStore(std::move(impl)));
 }
 
@@ -123,7 +131,10 @@ int PgStore::schema_version() const { return impl_->version; }
 
 bool PgStore::reachable() const noexcept { return impl_->up->load(); }
 
+Result<std::int64_t> PgStore::index_searches() { return impl_->search_indexer->index_all(); }
+
 void PgStore::close() {
+    impl_->search_indexer->stop();
     if (impl_->listener) impl_->listener->stop();
     impl_->writer.stop();
     impl_->reader_threads.join();

@@ -37,6 +37,9 @@ struct Options {
     // errc::no_schema and is left as it was (the CLI's commands that read or change an
     // install).
     bool create = true;
+    // Run the lists' search indexer (detail/search_indexer.hpp) in the background; false:
+    // emails wait for it until index_searches() (tests).
+    bool index_searches = true;
 };
 
 // `url` with its password replaced by *** (in the user info of a URI, a password=
@@ -201,6 +204,9 @@ class PgStore final : public Store {
 
     // The schema version the database is at (the last migration applied).
     int schema_version() const;
+    // Indexes every email waiting for the lists' search index now (detail/search_indexer.hpp),
+    // blocking; answers how many.
+    Result<std::int64_t> index_searches();
 
   private:
     struct Impl;

@@ -13,6 +13,7 @@
 #include "store/pg/detail/conn.hpp"
 #include "store/pg/detail/impl.hpp"
 #include "store/pg/detail/migrations.hpp"
+#include "store/pg/detail/search_indexer.hpp"
 #include "store/pg/detail/testing/test_databases.hpp"
 #include "store/pg/pg_store.hpp"
 
@@ -435,6 +436,61 @@ TEST_F(PgStoreTest, LostConnectionsAreMadeAgain) {
     auto created = run(other->create_email(n));
     ASSERT_TRUE(created) << created.error().message();
     EXPECT_TRUE(eventually([&] { return *queued > before; }));
+}
+
+// The lists' search indexer (detail/search_indexer.hpp): a send's email waits in search_todo;
+// once the node's writes pause, the indexer moves it into email_search; under writes that
+// never pause, it moves the waiting emails once its backlog is full, and not before.
+TEST_F(PgStoreTest, TheSearchIndexerRunsWhenWritesPauseOrOnceItsBacklogIsFull) {
+    const UnixMs t = 1'800'000'000'000;
+    const Account acc{.id = new_id("acc_", t), .name = "acme", .created_at = t};
+    auto send = [&](Store& s, int k) {
+        NewEmail n;
+        n.email = {.id = new_id("em_", t),
+                   .account_id = acc.id,
+                   .envelope_id = new_id("env_", t),
+                   .from_email = "a@example.com",
+                   .to_display = "b@example.net",
+                   .subject = "searchable " + std::to_string(k),
+                   .message_id = "m" + std::to_string(k) + "@h",
+                   .return_token = "t" + std::to_string(k),
+                   .created_at = t,
+                   .queued_at = t};
+        n.recipients = {{.address = "b@example.net", .domain = "example.net"}};
+        n.raw = "Subject: s\r\n\r\nhi\r\n";
+        ASSERT_TRUE(run(s.create_email(n)));
+    };
+    const auto url = db_->url();
+    auto counts = [&] {
+        return std::pair(scalar(url, "SELECT count(*) FROM search_todo"),
+                         scalar(url, "SELECT count(*) FROM email_search"));
+    };
+    {
+        auto s = open_store(url);
+        ASSERT_TRUE(s);
+        ASSERT_TRUE(run(s->create_account(acc)));
+        for (int k = 0; k < 3; ++k) send(*s, k);
+        EXPECT_TRUE(eventually([&] {
+            return counts() == std::pair<std::int64_t, std::int64_t>(0, 3);
+        })) << "indexed once the writes paused: "
+            << counts().first << " waiting";
+    }
+    auto s = PgStore::open({.url = url, .readers = 1, .index_searches = false});
+    ASSERT_TRUE(s);
+    for (int k = 3; k < 7; ++k) send(**s, k);
+    auto conn = detail::Conn::open(url);
+    ASSERT_TRUE(conn);
+    detail::SearchIndexer busy(
+        std::move(*conn), [] { return false; }, 5);
+    busy.start();
+    std::this_thread::sleep_for(detail::SearchIndexer::kBacklogCheck * 2);
+    EXPECT_EQ(counts(), (std::pair<std::int64_t, std::int64_t>(4, 3))) << "4 of 5: they wait";
+    send(**s, 7);
+    EXPECT_TRUE(eventually([&] { return counts() == std::pair<std::int64_t, std::int64_t>(0, 8); }))
+        << "a full backlog is indexed: " << counts().first << " waiting";
+    auto found = run((*s)->list_emails({.account_id = acc.id, .search = "SEARCHABLE"}));
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->total, 8);
 }
 
 }  // namespace

@@ -49,6 +49,11 @@ Backend sqlite_backend() {
                 std::error_code ignored;
                 fs::remove_all(current_dir(), ignored);
             },
+        .index_searches =
+            [](Store& s) {
+                ASSERT_TRUE(dynamic_cast<sqlite::SqliteStore&>(s).wait_search_indexed(
+                    std::chrono::seconds(10)));
+            },
     };
 }
 

@@ -13,6 +13,7 @@
 #include "store/detail/lookup_cache.hpp"
 #include "store/pg/detail/conn.hpp"
 #include "store/pg/detail/listener.hpp"
+#include "store/pg/detail/search_indexer.hpp"
 #include "store/pg/detail/writer.hpp"
 #include "store/pg/pg_store.hpp"
 
@@ -223,6 +224,7 @@ struct PgStore::Impl {
     asio::thread_pool reader_threads;
     detail::ReaderPool readers;
     std::unique_ptr<detail::Listener> listener;
+    std::unique_ptr<detail::SearchIndexer> search_indexer;
     std::atomic<std::uint64_t> lookup_changes{0};
     store::detail::LookupCache<ApiKey> keys;                         // by the key's hash
     store::detail::LookupCache<Domain> domains;                      // by account and name

@@ -106,6 +106,8 @@ void Writer::answered(const std::vector<Pending>& batch) {
 }
 
 void Writer::submit(Job job, Done done) {
+    last_submit_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                       std::memory_order_relaxed);
     {
         std::lock_guard lock(mutex_);
         if (!closed_) {

@@ -120,6 +120,12 @@ class Writer {
     }
     // Whether `pid` is the process id of a lane's backend on the server (NOTIFYs carry it).
     bool owns_backend(int pid) const;
+    // When the last job was submitted: how busy the node's writes are (the search indexer
+    // waits for them to pause).
+    std::chrono::steady_clock::time_point last_submit() const {
+        return std::chrono::steady_clock::time_point(
+            std::chrono::steady_clock::duration(last_submit_.load(std::memory_order_relaxed)));
+    }
 
     // Runs `fn(Conn&, Batch&) -> Result<T>` in the next batch; resumes the caller on its
     // executor once the batch is committed. A failed commit fails every job of the batch.
@@ -217,6 +223,7 @@ class Writer {
     bool hurry_ = false;                                // guarded by mutex_
     bool stopping_ = false;                             // guarded by mutex_
     bool closed_ = true;                                // guarded by mutex_: no lane takes work
+    std::atomic<std::chrono::steady_clock::rep> last_submit_{0};  // last_submit()
 };
 
 }  // namespace posthorn::store::pg::detail
