@@ -19,9 +19,9 @@ namespace posthorn::store::sqlite::detail {
 
 namespace {
 
-constexpr int kNiceIncrement = 15;  // background work, below the checkpointer's
-constexpr int kBatch = 2048;        // recipients (or inbound emails) read at a time
-constexpr std::chrono::milliseconds kGather{50};
+constexpr int kNiceIncrement = 15;             // background work, below the checkpointer's
+constexpr int kBatch = 2048;                   // recipients (or inbound emails) read at a time
+constexpr std::chrono::seconds kTailCheck{1};  // how often a wait for quiet measures the tail
 
 // The index's schema. Contentless FTS5 tables (content=''): the text is not kept twice,
 // only its trigrams; the documents' ids live in the *_docs tables, by the same rowid.
@@ -182,11 +182,14 @@ void SearchIndex::stop() {
 }
 
 void SearchIndex::poke() {
+    bool first = false;
     {
         std::lock_guard lock(mutex_);
+        first = !poked_;
         poked_ = true;
+        last_poke_ = std::chrono::steady_clock::now();
     }
-    cv_.notify_one();
+    if (first) cv_.notify_one();
 }
 
 bool SearchIndex::wait_caught_up(std::chrono::milliseconds limit) {
@@ -204,10 +207,11 @@ void SearchIndex::loop() {
         {
             std::unique_lock lock(mutex_);
             cv_.wait_for(lock, std::chrono::seconds(1), [&] { return poked_ || stop_; });
-            // Sends come one after another: a moment more gathers them into one batch (one
-            // transaction, one fsync of the index) rather than one each.
-            if (poked_ && !stop_) cv_.wait_for(lock, kGather, [&] { return stop_; });
             if (stop_) return;
+        }
+        if (!wait_for_quiet()) return;
+        {
+            std::lock_guard lock(mutex_);
             poked_ = false;
             asked = requested_;  // what a pass that ends with nothing left answers
         }
@@ -232,6 +236,27 @@ void SearchIndex::loop() {
         std::lock_guard lock(mutex_);
         completed_ = std::max(completed_, asked);
         done_cv_.notify_all();
+    }
+}
+
+bool SearchIndex::wait_for_quiet() {
+    auto last_check = std::chrono::steady_clock::now();
+    for (;;) {
+        {
+            std::unique_lock lock(mutex_);
+            const auto quiet_at = last_poke_ + kQuiet;
+            cv_.wait_until(lock, std::min(quiet_at, last_check + kTailCheck),
+                           [&] { return stop_ || requested_ > completed_; });
+            if (stop_) return false;
+            if (requested_ > completed_ || !poked_) return true;
+            if (std::chrono::steady_clock::now() >= last_poke_ + kQuiet) return true;
+        }
+        if (std::chrono::steady_clock::now() - last_check >= kTailCheck) {
+            last_check = std::chrono::steady_clock::now();
+            auto mark = scalar(index_, "SELECT value FROM marks WHERE name = 'recipients'");
+            auto top = scalar(store_, "SELECT max(id) FROM recipients");
+            if (!mark || !top || *top - *mark >= kMaxTail) return true;
+        }
     }
 }
 

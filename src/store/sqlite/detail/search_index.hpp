@@ -3,8 +3,12 @@
 // of what each list searches, in a database file of its own beside the store's
 // (`<path>-search`), kept by a thread of its own (SCHED_IDLE). Indexing an email costs
 // more than the writer spends on storing it (~25 µs against ~15), so it is never done in a
-// send's transaction: sends do not wait for it, and on a busy machine it falls behind and
-// catches up later.
+// send's transaction: sends do not wait for it. It indexes once the sends pause (no poke()
+// for kQuiet), or while they go on once kMaxTail recipients wait, so that the scan of the
+// tail (below) stays short: even at SCHED_IDLE, indexing beside a stream of sends took a
+// third of posthorn's CPU samples in bench/send_emails.sh, its writes and fsyncs competing
+// with the store's. (PostgreSQL's indexer keeps the same rule: store/pg/detail/
+// search_indexer.hpp.)
 //
 // It follows the store. Recipient ids grow with every email written, so the emails whose
 // recipients lie above its mark are the ones not yet indexed; inbound emails are followed by
@@ -43,6 +47,9 @@ class SearchIndex {
     static constexpr std::int64_t kFirstMs = kEpoch - ((std::int64_t{1} << (63 - kTieBits)) - 1);
     static constexpr std::int64_t kLastMs = kEpoch + ((std::int64_t{1} << (63 - kTieBits)) - 1);
     static constexpr int kVersion = 2;
+    // Sends paused this long: index. Or this many recipients wait (counted each second).
+    static constexpr std::chrono::milliseconds kQuiet{100};
+    static constexpr std::int64_t kMaxTail = 30'000;
     // The documents are also counted per account in buckets of these lengths (ms): level 0
     // the second, 1 the minute, 2 the hour, 3 the day (<docs>_buckets), so that a count over
     // a time range sums at most a few hundred buckets and steps over the documents of its
@@ -81,6 +88,9 @@ class SearchIndex {
     struct Progress {
         bool more = false;
     };
+    // Waits until the sends pause, a caller waits (wait_caught_up) or the tail is long. False
+    // on stop().
+    bool wait_for_quiet();
     Result<Progress> index_emails();
     Result<Progress> index_inbound();
     Result<std::int64_t> account_no(const std::string& account_id);
@@ -89,12 +99,13 @@ class SearchIndex {
     Db store_;  // read-only
     Db index_;
     std::mutex mutex_;
-    std::condition_variable cv_;       // wakes the thread
-    std::condition_variable done_cv_;  // wakes wait_caught_up()
-    bool poked_ = false;               // guarded by mutex_
-    bool stop_ = false;                // guarded by mutex_
-    std::uint64_t requested_ = 0;      // guarded by mutex_: wait_caught_up() calls made
-    std::uint64_t completed_ = 0;      // guarded by mutex_: of those, the ones caught up with
+    std::condition_variable cv_;                       // wakes the thread
+    std::condition_variable done_cv_;                  // wakes wait_caught_up()
+    bool poked_ = false;                               // guarded by mutex_
+    std::chrono::steady_clock::time_point last_poke_;  // guarded by mutex_
+    bool stop_ = false;                                // guarded by mutex_
+    std::uint64_t requested_ = 0;  // guarded by mutex_: wait_caught_up() calls made
+    std::uint64_t completed_ = 0;  // guarded by mutex_: of those, the ones caught up with
     std::thread thread_;
 };
 

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "core/id.hpp"
 #include "store/sqlite/sqlite_store.hpp"
@@ -56,6 +57,18 @@ class SearchIndexTest : public ::testing::Test {
         fs::remove_all(dir_);
     }
     std::string path() const { return (dir_ / "s.db").string(); }
+    // The emails in the index file.
+    int indexed_emails() const {
+        sqlite3* db = nullptr;
+        sqlite3_open((path() + "-search").c_str(), &db);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM email_docs", -1, &st, nullptr);
+        sqlite3_step(st);
+        const auto n = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return n;
+    }
 
     template <class T>
     static T run(asio::awaitable<T> aw) {
@@ -190,20 +203,7 @@ TEST_F(SearchIndexTest, TheIndexAnswersAsTheScanDoes) {
     expect_same_answers("all in the tail or being indexed");
     expect_same_lists("all in the tail or being indexed");
     ASSERT_TRUE(indexed_->wait_search_indexed(10s));
-    EXPECT_EQ(
-        [&] {
-            sqlite3* db = nullptr;
-            sqlite3_open((path() + "-search").c_str(), &db);
-            sqlite3_stmt* st = nullptr;
-            sqlite3_prepare_v2(db, "SELECT count(*) FROM email_docs", -1, &st, nullptr);
-            sqlite3_step(st);
-            const auto n = sqlite3_column_int(st, 0);
-            sqlite3_finalize(st);
-            sqlite3_close(db);
-            return n;
-        }(),
-        60)
-        << "every email indexed";
+    EXPECT_EQ(indexed_emails(), 60) << "every email indexed";
     expect_same_answers("all indexed");
     expect_same_lists("all indexed");
     // More on top: an index and a tail together (the next ones may be indexed meanwhile or
@@ -297,6 +297,23 @@ TEST_F(SearchIndexTest, AMissingIndexIsBuiltAgain) {
     indexed_ = std::move(*s);
     ASSERT_TRUE(indexed_->wait_search_indexed(10s));
     expect_same_answers("rebuilt");
+}
+
+// While sends keep coming (one each 10 ms here), the indexer leaves them to the tail; once
+// they pause (SearchIndex::kQuiet), it indexes them all.
+TEST_F(SearchIndexTest, TheIndexWaitsForTheSendsToPause) {
+    for (int k = 0; k < 60; ++k) {
+        add_email("acc_a", k);
+        std::this_thread::sleep_for(10ms);
+    }
+    const int during = indexed_emails();
+    EXPECT_LE(during, 10) << "indexed beside the stream of sends (a stall over "
+                          << detail::SearchIndex::kQuiet.count() << " ms may let a few in)";
+    const auto until = std::chrono::steady_clock::now() + 5s;
+    while (indexed_emails() < 60 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(indexed_emails(), 60) << "indexed once the sends paused";
+    expect_same_answers("indexed after the pause");
 }
 
 }  // namespace
