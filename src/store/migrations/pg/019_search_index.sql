@@ -20,10 +20,11 @@ CREATE TABLE email_search (
     envelope_id          text COLLATE "C" NOT NULL
 );
 
--- No index and no foreign key: a send's row costs it as little as can be. The indexer takes
--- rows by their place (ctid); a row whose email is gone is dropped when it is taken.
+-- One index (its key, by which the indexer takes rows: an id begins with its millisecond, so
+-- new rows go to the index's right edge) and no foreign key: a send's row costs it little. A
+-- row whose email is gone is dropped when it is taken.
 CREATE TABLE search_todo (
-    email_id             text COLLATE "C" NOT NULL,
+    email_id             text COLLATE "C" PRIMARY KEY,
     account_id           text COLLATE "C" NOT NULL,
     subject              text COLLATE "C" NOT NULL,
     recipient_addresses  text COLLATE "C" NOT NULL,

@@ -91,15 +91,18 @@ Result<std::int64_t> SearchIndexer::index_batch() {
     if (!conn_.ok())
         if (auto r = conn_.reconnect(); !r) return r.error();
     // Taken and indexed in one statement (one transaction): a search sees an email waiting or
-    // indexed, never both, never neither. An email gone meanwhile is dropped with its row.
+    // indexed, never both, never neither. An email gone meanwhile is dropped with its row. The
+    // forms are the ones whose plans stay on the keys' indexes whatever the tables' statistics
+    // say (= ANY (ARRAY(…)) and a LATERAL … LIMIT 1: a plan of IN and EXISTS, on a new table's
+    // statistics, scanned search_todo and emails whole for each batch).
     auto rows = conn_.exec(
-        "WITH taken AS (DELETE FROM search_todo WHERE ctid = ANY (ARRAY("
-        "SELECT ctid FROM search_todo LIMIT $1 FOR UPDATE SKIP LOCKED)) RETURNING *), "
+        "WITH taken AS (DELETE FROM search_todo WHERE email_id = ANY (ARRAY(SELECT email_id "
+        "FROM search_todo ORDER BY email_id LIMIT $1 FOR UPDATE SKIP LOCKED)) RETURNING *), "
         "indexed AS (INSERT INTO email_search (email_id, account_id, subject, "
         "recipient_addresses, from_email, from_name, envelope_id) "
         "SELECT t.email_id, t.account_id, t.subject, t.recipient_addresses, t.from_email, "
-        "t.from_name, t.envelope_id FROM taken t "
-        "WHERE EXISTS (SELECT 1 FROM emails e WHERE e.id = t.email_id) "
+        "t.from_name, t.envelope_id FROM taken t, "
+        "LATERAL (SELECT 1 FROM emails e WHERE e.id = t.email_id LIMIT 1) e "
         "ORDER BY t.email_id ON CONFLICT (email_id) DO NOTHING) "
         "SELECT count(*) FROM taken",
         Params().add(kBatch));

@@ -1,13 +1,13 @@
 // The lists' search index on PostgreSQL, kept off the send's transaction (migration 19): a send
-// writes what the lists search of its email to search_todo (no index); this indexer, a thread with
-// a connection of its own on each node, moves waiting emails into email_search (and its trigram
-// index), up to kBatch a statement, taking rows with SKIP LOCKED so that the nodes' indexers share
-// the work and never index an email twice. It runs while the node's writes pause (`quiet`: no job
-// for kQuiet), as SQLite's indexer runs on the CPU nothing else wants, and under writes that never
-// pause once kMaxBacklog emails wait, so that a search's scan of the waiting emails stays short
-// (30,000: about 20 ms of a search at most). A search is answered the same whenever it runs
-// (pg_emails.cpp reads both). A lost connection is made again at the next pass. Private to
-// store/pg.
+// writes what the lists search of its email to search_todo (no trigram index); this indexer, a
+// thread with a connection of its own on each node, moves waiting emails into email_search (and its
+// trigram index), up to kBatch a statement, taking rows with SKIP LOCKED so that the nodes'
+// indexers share the work and never index an email twice. It runs while the node's writes pause
+// (`quiet`: no job for kQuiet), as SQLite's indexer runs on the CPU nothing else wants, and under
+// writes that never pause once kMaxBacklog emails wait, so that a search's scan of the waiting
+// emails stays short (30,000: about 20 ms of a search at most). A search is answered the same
+// whenever it runs (pg_emails.cpp reads both). A lost connection is made again at the next pass.
+// Private to store/pg.
 #pragma once
 
 #include <atomic>
