@@ -147,6 +147,12 @@ class Rows {
     ResultPtr r_;
 };
 
+// An error for a Result whose value type is bool (from which an error_code would convert).
+template <class T>
+Result<T> fail(error_code ec) {
+    return Result<T>(boost::system::in_place_error, ec);
+}
+
 // The store's error for a failed statement: a unique violation is errc::conflict, a
 // deadlock or serialization failure errc::busy (the statement may be run again), everything
 // else errc::io.

@@ -102,12 +102,6 @@ Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& 
 // (then writes nothing); answers whether it added it (pg_suppressions.cpp).
 Result<bool> insert_suppression(Conn& c, Batch& b, const SuppressionAdd& add);
 
-// An error for a Result whose value type is bool (from which an error_code would convert).
-template <class T>
-Result<T> fail(error_code ec) {
-    return Result<T>(boost::system::in_place_error, ec);
-}
-
 }  // namespace detail
 
 using detail::Batch;

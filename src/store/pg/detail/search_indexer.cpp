@@ -5,12 +5,6 @@
 
 namespace posthorn::store::pg::detail {
 
-namespace {
-
-Result<bool> failed(error_code ec) { return Result<bool>(boost::system::in_place_error, ec); }
-
-}  // namespace
-
 SearchIndexer::SearchIndexer(Conn conn, std::function<bool()> quiet, std::int64_t max_backlog)
     : conn_(std::move(conn)), quiet_(std::move(quiet)), max_backlog_(max_backlog) {}
 
@@ -80,10 +74,10 @@ Result<std::int64_t> SearchIndexer::drain() {
 
 Result<bool> SearchIndexer::backlog_full() {
     if (!conn_.ok())
-        if (auto r = conn_.reconnect(); !r) return failed(r.error());
+        if (auto r = conn_.reconnect(); !r) return fail<bool>(r.error());
     auto rows = conn_.exec("SELECT count(*) FROM (SELECT 1 FROM search_todo LIMIT $1) w",
                            Params().add(max_backlog_));
-    if (!rows) return failed(rows.error());
+    if (!rows) return fail<bool>(rows.error());
     return rows->row(0).int64(0) >= max_backlog_;
 }
 
