@@ -6,7 +6,7 @@ namespace posthorn::store::pg {
 namespace detail {
 
 Result<void> insert_event(Conn& c, Batch& b, const Event& e) {
-    auto r = c.exec(
+    auto r = c.queue(
         "INSERT INTO events (id, account_id, type, email_id, data, created_at) "
         "VALUES ($1, $2, $3, $4, $5, $6)",
         Params()
@@ -16,7 +16,7 @@ Result<void> insert_event(Conn& c, Batch& b, const Event& e) {
             .add(e.email_id)
             .add(e.data_json)
             .add(e.created_at));
-    if (!r) return r.error();
+    if (r) return r;
     b.notify(kEventChannel);
     return {};
 }

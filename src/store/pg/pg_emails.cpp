@@ -356,6 +356,25 @@ Result<Email> email_where(Conn& c, const std::string& where, const Params& param
     return e;
 }
 
+// The statements name the primary key alone, and the account is compared here: with the
+// account in them, a plan made on a new table's statistics walked every email of the account
+// through an index that begins with it (emails_account_to), a cost that grew with the table.
+const std::string kEmailByIdSql =
+    std::string("SELECT ") + kEmailColumns + " FROM emails e WHERE e.id = $1";
+const char* const kEmailRawSql = "SELECT raw, account_id FROM emails WHERE id = $1";
+
+Result<Email> email_by_id(Conn& c, const std::string& id, const std::string& account_id,
+                          bool with_recipients, bool lock) {
+    auto e = email_where(c, "e.id = $1", Params().add(id), false, lock);
+    if (!e) return e;
+    if (!account_id.empty() && e->account_id != account_id) return errc::not_found;
+    if (!with_recipients) return e;
+    auto rs = recipients_of(c, e->id);
+    if (!rs) return rs.error();
+    e->recipients = std::move(*rs);
+    return e;
+}
+
 Result<void> write_emails(Conn& c, Batch& b) {
     auto r = insert_emails(c, b.emails());
     b.emails().clear();
@@ -394,8 +413,10 @@ Result<void> add_stats(Conn& c, const std::vector<StatBump>& stats) {
 }
 
 // Writes what the rules made of `e` (EmailStore::change_email).
+// Its statements are queued (Conn::queue): nothing is read back, and while the batch's jobs
+// run together they go to the server with the next job's first statement.
 Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& ch) {
-    auto u = c.exec(
+    auto u = c.queue(
         "UPDATE emails SET status = $2, sent_at = $3, delivered_at = $4, failed_at = $5, "
         "opened_at = $6, clicked_at = $7, updated_at = $8, "
         "scheduled_at = coalesce($9, scheduled_at) WHERE id = $1",
@@ -409,7 +430,7 @@ Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& 
             .add(ch.clicked_at)
             .add(ch.at)
             .add(ch.scheduled_at));
-    if (!u) return u.error();
+    if (u) return u;
     for (const auto& rc : ch.recipients) {
         Params p;
         p.add(rc.id).add(e.id).add(domain::name(rc.status)).add(rc.attempts);
@@ -428,14 +449,14 @@ Result<void> write_change(Conn& c, Batch& b, const Email& e, const EmailChange& 
                 .null(detail::Type::text);
         p.add(rc.held_at);
         // The outcome lifts the lease.
-        auto r = c.exec(
+        auto r = c.queue(
             "UPDATE recipients SET status = $3, attempts = $4, next_attempt_at = $5, "
             "last_response = $6, sent_at = $7, final_at = $8, bounce_type = $9, "
             "bounce_code = $10, bounce_message = $11, lease_owner = NULL, lease_until = NULL, "
             "updated_at = $12, tls_policy = $13, tls_version = $14, tls_verified = $15, "
             "tls_failure = $16, held_at = $17 WHERE id = $1 AND email_id = $2",
             p);
-        if (!r) return r.error();
+        if (r) return r;
     }
     for (const auto& s : ch.suppressions)
         if (auto r = detail::insert_suppression(c, b, s); !r) return r.error();
@@ -471,8 +492,7 @@ Result<std::optional<StoredResponse>> store_new_email(Conn& c, Batch& b, const N
         return std::optional<StoredResponse>{};
     }
     // Decided at once (NewEmail::settle), in this transaction: nothing to deliver.
-    auto e = email_where(c, "e.id = $1 AND e.account_id = $2",
-                         Params().add(n.email.id).add(n.email.account_id), true);
+    auto e = detail::email_by_id(c, n.email.id, n.email.account_id, true);
     if (!e) return e.error();
     if (const auto change = n.settle(*e))
         if (auto w = write_change(c, b, *e, *change); !w) return w.error();
@@ -533,8 +553,7 @@ asio::awaitable<Result<std::optional<StoredResponse>>> PgStore::find_idempotent(
 
 asio::awaitable<Result<Email>> PgStore::find_email(std::string account_id, std::string id) {
     auto job = [account_id = std::move(account_id), id = std::move(id)](Conn& c) {
-        return email_where(c, "e.id = $1 AND e.account_id = $2", Params().add(id).add(account_id),
-                           true);
+        return detail::email_by_id(c, id, account_id, true);
     };
     co_return co_await impl_->read(std::move(job));
 }
@@ -546,12 +565,7 @@ asio::awaitable<Result<void>> PgStore::change_email(std::string account_id, std:
         // An empty account: the email by its id in any account (a tracking token names only
         // the email). Locked until the commit: another node's change of it waits, then reads
         // what this one wrote.
-        Params p;
-        p.add(email_id);
-        if (!account_id.empty()) p.add(account_id);
-        auto e =
-            email_where(c, account_id.empty() ? "e.id = $1" : "e.id = $1 AND e.account_id = $2", p,
-                        with_recipients, true);
+        auto e = detail::email_by_id(c, email_id, account_id, with_recipients, true);
         if (!e) return detail::fail<bool>(e.error());
         const auto change = decide(*e);
         if (!change) return Result<bool>(false);
@@ -570,9 +584,9 @@ asio::awaitable<Result<Email>> PgStore::find_email_by_return_token(std::string t
     auto job = [token = std::move(token)](Conn& c) {
         if (token.size() == 42)
             return email_where(c, "e.id = $1 AND e.return_token = $2",
-                               Params().add("em_" + token.substr(0, 26)).add(token), true);
+                               Params().add("em_" + token.substr(0, 26)).add(token), true, false);
         return email_where(c, "e.return_token = $1 AND length(e.return_token) = 26",
-                           Params().add(token), true);
+                           Params().add(token), true, false);
     };
     co_return co_await impl_->read(std::move(job));
 }
@@ -580,10 +594,9 @@ asio::awaitable<Result<Email>> PgStore::find_email_by_return_token(std::string t
 asio::awaitable<Result<std::string>> PgStore::email_raw(std::string account_id, std::string id) {
     return impl_->read(
         [account_id = std::move(account_id), id = std::move(id)](Conn& c) -> Result<std::string> {
-            auto rows = c.exec("SELECT raw FROM emails WHERE id = $1 AND account_id = $2",
-                               Params().add(id).add(account_id));
+            auto rows = c.exec(detail::kEmailRawSql, Params().add(id));
             if (!rows) return rows.error();
-            if (rows->empty()) return errc::not_found;
+            if (rows->empty() || rows->row(0).text(1) != account_id) return errc::not_found;
             return rows->row(0).text(0);
         },
         false);
@@ -654,8 +667,7 @@ asio::awaitable<Result<void>> PgStore::change_email_locked(std::string account_i
     };
     auto job = [account_id = std::move(account_id), email_id = std::move(email_id),
                 decide = std::move(decide)](Conn& c, Batch& b) -> Result<Wrote> {
-        auto e = email_where(c, "e.id = $1 AND e.account_id = $2",
-                             Params().add(email_id).add(account_id), false, true);
+        auto e = detail::email_by_id(c, email_id, account_id, false, true);
         if (!e) return e.error();
         auto rs = recipients_of(c, e->id, true);
         if (!rs) return rs.error();

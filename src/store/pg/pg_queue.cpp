@@ -23,6 +23,23 @@ constexpr const char* kClaim =
     "EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = r.account_id "
     "AND s.address = lower(r.address))";
 
+}  // namespace
+
+namespace detail {
+
+// Before a claim: whether any recipient is due. It looks as the claims do, in the two indexes
+// of due recipients, whose conditions it names so that they can be used: without them, every
+// recipient was read.
+const char* const kAnyDueSql =
+    "SELECT 1 WHERE EXISTS (SELECT 1 FROM recipients WHERE attempts = 0 AND "
+    "next_attempt_at <= $1 AND held_at IS NULL AND (lease_until IS NULL OR "
+    "lease_until <= $1)) OR EXISTS (SELECT 1 FROM recipients WHERE attempts > 0 AND "
+    "next_attempt_at <= $1 AND held_at IS NULL AND (lease_until IS NULL OR lease_until <= $1))";
+
+}  // namespace detail
+
+namespace {
+
 const std::string& claim_sql(bool fresh) {
     static const std::string kFresh = [] {
         std::string s = kClaim;
@@ -104,11 +121,7 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> PgStore::claim_due(UnixMs now,
                                                                      UnixMs lease_until) {
     // Polled every second when idle: a reader looks first, so that an idle poll costs the
     // writer nothing.
-    if (co_await impl_->nothing_due("SELECT 1 FROM recipients WHERE next_attempt_at <= $1 "
-                                    "AND held_at IS NULL AND (lease_until IS NULL OR "
-                                    "lease_until <= $1) LIMIT 1",
-                                    now))
-        co_return std::vector<QueuedEmail>{};
+    if (co_await impl_->nothing_due(detail::kAnyDueSql, now)) co_return std::vector<QueuedEmail>{};
     auto job = [now, limit, owner = std::move(owner), lease_until](
                    Conn& c, Batch&) -> Result<std::vector<QueuedEmail>> {
         Claim claim{.conn = c, .now = now, .owner = owner, .lease_until = lease_until};

@@ -148,8 +148,7 @@ Result<Changed> change_chunk(Conn& c, Batch& b, const QueueSelector& sel, UnixMs
     }
     for (const auto& [key, ids] : by_email) {
         // The email first, as change_email locks it, then its recipients.
-        auto e = detail::email_where(c, "e.id = $1 AND e.account_id = $2",
-                                     Params().add(key.second).add(key.first), false, true);
+        auto e = detail::email_by_id(c, key.second, key.first, false, true);
         if (!e && e.error() == errc::not_found) continue;  // deleted meanwhile
         if (!e) return e.error();
         Params lp;
@@ -165,8 +164,7 @@ Result<Changed> change_chunk(Conn& c, Batch& b, const QueueSelector& sel, UnixMs
         selected.reserve(static_cast<std::size_t>(still->size()));
         for (int i = 0; i < still->size(); ++i) selected.push_back(still->row(i).int64(0));
         if (selected.empty()) continue;
-        auto email = detail::email_where(c, "e.id = $1 AND e.account_id = $2",
-                                         Params().add(key.second).add(key.first), true);
+        auto email = detail::email_by_id(c, key.second, key.first, true);
         if (!email) return email.error();
         const auto change = decide(*email, selected);
         if (!change) continue;

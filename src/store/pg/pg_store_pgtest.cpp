@@ -441,6 +441,36 @@ TEST_F(PgStoreTest, LostConnectionsAreMadeAgain) {
 // The lists' search indexer (detail/search_indexer.hpp): a send's email waits in search_todo;
 // once the node's writes pause, the indexer moves it into email_search; under writes that
 // never pause, it moves the waiting emails once its backlog is full, and not before.
+// The plans PostgreSQL makes for the hot lookups on a new database (no statistics yet: what a
+// prepared statement's generic plan is made on, and kept until autovacuum analyzes the table)
+// use the index that fits them. The emails' lookups once named the account and took an index
+// that begins with it (emails_account_to), so that each walked all the account's emails; the
+// probe before a claim named neither index of due recipients and read the whole table.
+TEST_F(PgStoreTest, TheHotLookupsTakeTheirIndexOnANewDatabase) {
+    ASSERT_TRUE(open_store(db_->url()));  // migrated
+    auto c = detail::Conn::open(db_->url());
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(c->run("SET plan_cache_mode = force_generic_plan"));
+    const auto plan = [&](const std::string& name, const std::string& sql,
+                          const std::string& args) {
+        EXPECT_TRUE(c->run(("PREPARE " + name + " AS " + sql).c_str())) << sql;
+        auto rows = c->exec("EXPLAIN EXECUTE " + name + args);
+        EXPECT_TRUE(rows) << sql;
+        std::string text;
+        if (rows)
+            for (int i = 0; i < rows->size(); ++i) text += rows->row(i).text(0) + "\n";
+        return text;
+    };
+    const auto by_id = plan("by_id", detail::kEmailByIdSql, "('em_x')");
+    EXPECT_NE(by_id.find("Index Scan using emails_pkey"), std::string::npos) << by_id;
+    const auto raw = plan("raw", detail::kEmailRawSql, "('em_x')");
+    EXPECT_NE(raw.find("Index Scan using emails_pkey"), std::string::npos) << raw;
+    const auto due = plan("due", detail::kAnyDueSql, "(1)");
+    EXPECT_NE(due.find("using recipients_fresh"), std::string::npos) << due;
+    EXPECT_NE(due.find("using recipients_retry"), std::string::npos) << due;
+    EXPECT_EQ(due.find("Seq Scan"), std::string::npos) << due;
+}
+
 TEST_F(PgStoreTest, TheSearchIndexerRunsWhenWritesPauseOrOnceItsBacklogIsFull) {
     const UnixMs t = 1'800'000'000'000;
     const Account acc{.id = new_id("acc_", t), .name = "acme", .created_at = t};

@@ -281,7 +281,18 @@ Result<const std::string*> Conn::statement(std::string_view sql, const Params& p
 
 Result<Rows> Conn::exec(std::string_view sql, const Params& params) {
     if (!conn_) return errc::unavailable;
-    if (auto ec = sync()) return ec;
+    // Statements queued before: this one goes after them in the pipeline, and one round trip
+    // brings their outcome and its rows.
+    if (PQpipelineStatus(conn_.get()) != PQ_PIPELINE_OFF) {
+        if (auto ec = send(sql, params)) {
+            (void)sync();
+            return ec;
+        }
+        ResultPtr last;
+        if (auto ec = sync(&last)) return ec;
+        if (!last) return failed(nullptr, sql);
+        return Rows(std::move(last));
+    }
     auto name = statement(sql, params, false);
     if (!name) return name.error();
     const int n = params.size();
@@ -298,6 +309,13 @@ Result<Rows> Conn::exec(std::string_view sql, const Params& params) {
 error_code Conn::queue(std::string_view sql, const Params& params) {
     if (!conn_) return errc::unavailable;
     if (!pipeline_allowed_) return exec(sql, params).error();
+    if (auto ec = send(sql, params)) return ec;
+    if (queued_ >= kMaxQueued) return sync();
+    return {};
+}
+
+// Sends `sql` into the pipeline (entered if it is not yet), without waiting.
+error_code Conn::send(std::string_view sql, const Params& params) {
     if (PQpipelineStatus(conn_.get()) == PQ_PIPELINE_OFF && PQenterPipelineMode(conn_.get()) != 1)
         return failed(nullptr, sql);
     if (queued_ == 0) first_queued_ = std::string(sql.substr(0, 120));
@@ -309,11 +327,13 @@ error_code Conn::queue(std::string_view sql, const Params& params) {
     if (PQsendQueryPrepared(conn_.get(), (*name)->c_str(), params.size(), values.data(),
                             lengths.data(), formats.data(), 1) != 1)
         return failed(nullptr, sql);
-    if (++queued_ >= kMaxQueued) return sync();
+    ++queued_;
     return {};
 }
 
-error_code Conn::sync() {
+error_code Conn::sync() { return sync(nullptr); }
+
+error_code Conn::sync(ResultPtr* last) {
     if (!conn_ || PQpipelineStatus(conn_.get()) == PQ_PIPELINE_OFF) return {};
     error_code first;
     const int commands = queued_;
@@ -335,6 +355,8 @@ error_code Conn::sync() {
                 first = failed(r.get(), first_queued_);
             } else if (status == PGRES_PIPELINE_ABORTED && !first) {
                 first = make_error_code(errc::io);
+            } else if (last && (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)) {
+                *last = std::move(r);  // the last command's, once all have come
             }
         }
         if (!ok() && !first) first = failed(nullptr, first_queued_);

@@ -186,9 +186,10 @@ class Conn {
     // Pipelining (libpq's pipeline mode), for the writer: queue() sends a statement whose
     // rows nobody reads and does not wait for it, so that the statements of a batch go to the
     // server one after the other without a round trip each. Its outcome comes with sync():
-    // the first failure of the statements queued since the last one. exec() and run() sync
-    // first, and fail with that failure. Only while allowed (allow_pipeline); otherwise
-    // queue() is exec() without the rows.
+    // the first failure of the statements queued since the last one. exec() after queue()
+    // goes in the pipeline too, and one round trip brings the queued statements' outcome and
+    // its rows; run() syncs first. Either fails with the first failure. Only while allowed
+    // (allow_pipeline); otherwise queue() is exec() without the rows.
     error_code queue(std::string_view sql, const Params& params);
     error_code sync();
     void allow_pipeline(bool allowed) { pipeline_allowed_ = allowed; }
@@ -207,6 +208,9 @@ class Conn {
   private:
     explicit Conn(ConnPtr c, std::string url) : conn_(std::move(c)), url_(std::move(url)) {}
     error_code failed(const PGresult* r, std::string_view sql);
+    error_code send(std::string_view sql, const Params& params);
+    // sync(), keeping the last command's result in `last` (when none failed).
+    error_code sync(ResultPtr* last);
 
     void set_up(bool up) const {
         if (up_) up_->store(up);

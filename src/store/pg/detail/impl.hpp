@@ -76,12 +76,22 @@ E read_name(std::string_view text, E fallback) {
     return domain::from_name<E>(text).value_or(fallback);
 }
 
-// Writes the event into the outbox; route_events() gives it its webhook deliveries.
+// Writes the event into the outbox; route_events() gives it its webhook deliveries. Queued
+// (Conn::queue): a failure may come with the job's next statement, or the batch's end.
 Result<void> insert_event(Conn& c, Batch& b, const Event& e);
 
-// The email `where` finds (with `params`), with its recipients when asked; `lock`: FOR
-// UPDATE (pg_emails.cpp).
-Result<Email> email_where(Conn& c, const std::string& where, const Params& params,
+// The hot lookups by a key, each written so that its one fitting index is the only one a plan
+// can take, whatever the statistics: a prepared statement's generic plan is made once, often
+// on a new table's (no rows yet), and kept until the table is analyzed. A test checks their
+// plans on a new database (pg_store_pgtest.cpp). An email by its id ($1), a delivery's
+// message (its raw and account, by the id $1), and whether any recipient is due at $1.
+extern const std::string kEmailByIdSql;
+extern const char* const kEmailRawSql;
+extern const char* const kAnyDueSql;
+
+// The email `id` of `account_id` (of any account when it is empty), with its recipients when
+// asked; `lock`: FOR UPDATE (pg_emails.cpp).
+Result<Email> email_by_id(Conn& c, const std::string& id, const std::string& account_id,
                           bool with_recipients, bool lock = false);
 // New emails a statement, at most: the batch's emails wait for this many (or the batch's end)
 // before they are written together (Batch::emails).
