@@ -88,6 +88,15 @@ TEST_P(StoreContract, EmailsAreFoundOnlyInTheirAccount) {
     EXPECT_EQ(run(store().email_raw(b.id, id)).error(), errc::not_found);
     EXPECT_EQ(run(store().find_email(a.id, id_at("em_", kT0))).error(), errc::not_found);
     EXPECT_EQ(run(store().email_raw(a.id, id_at("em_", kT0))).error(), errc::not_found);
+    // Nor changed through another account: its decision is never asked.
+    bool asked = false;
+    const auto changed = run(
+        store().change_email(b.id, id, true, [&asked](const Email&) -> std::optional<EmailChange> {
+            asked = true;
+            return std::nullopt;
+        }));
+    EXPECT_EQ(changed.error(), errc::not_found);
+    EXPECT_FALSE(asked);
     EXPECT_TRUE(run(store().find_email(a.id, id)));
     EXPECT_TRUE(run(store().email_raw(a.id, id)));
 }

@@ -169,13 +169,14 @@ asio::awaitable<Result<InboundEmail>> PgStore::find_inbound(std::string account_
                                                             std::string id) {
     auto job = [account_id = std::move(account_id),
                 id = std::move(id)](Conn& c) -> Result<InboundEmail> {
-        auto rows =
-            c.exec(std::string("SELECT ") + kInboundColumns +
-                       ", i.raw FROM inbound_emails i WHERE i.account_id = $1 AND i.id = $2",
-                   Params().add(account_id).add(id));
+        // By the primary key alone, and the account compared here, as detail::email_by_id.
+        auto rows = c.exec(std::string("SELECT ") + kInboundColumns +
+                               ", i.raw FROM inbound_emails i WHERE i.id = $1",
+                           Params().add(id));
         if (!rows) return rows.error();
         if (rows->empty()) return errc::not_found;
         std::vector<InboundEmail> one{read_inbound(rows->row(0))};
+        if (one[0].account_id != account_id) return errc::not_found;
         one[0].raw = rows->row(0).text(12);
         if (auto r = attachments_of(c, one); !r) return r.error();
         return std::move(one[0]);
