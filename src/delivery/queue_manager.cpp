@@ -132,6 +132,9 @@ struct QueueManager::Impl : std::enable_shared_from_this<Impl> {
     asio::awaitable<void> finish(const Job& job, const std::vector<AttemptResult>& results,
                                  Peer peer);
     asio::awaitable<void> record(const store::QueuedEmail& email, domain::Outcomes outcomes);
+    asio::awaitable<void> finish_later(std::shared_ptr<Impl> self, Job job,
+                                       std::vector<AttemptResult> results, Peer peer,
+                                       std::shared_ptr<InHand> busy);
     // The message, DKIM-signed; or why not: a trouble of ours (retried), or the sending
     // domain gone with its keys (final).
     asio::awaitable<std::variant<std::string, domain::AttemptResult>> signed_message(
@@ -281,6 +284,13 @@ asio::awaitable<void> QueueManager::Impl::finish(const Job& job,
         outcomes.recipients.push_back(
             outcome_for(*job.email, job.recipients[i], results[i], peer, now));
     co_await record(*job.email, std::move(outcomes));
+}
+
+asio::awaitable<void> QueueManager::Impl::finish_later(std::shared_ptr<Impl> self, Job job,
+                                                       std::vector<AttemptResult> results,
+                                                       Peer peer, std::shared_ptr<InHand> busy) {
+    co_await self->finish(job, results, peer);
+    busy.reset();  // recorded: out of hand
 }
 
 asio::awaitable<std::variant<std::string, domain::AttemptResult>>
@@ -444,7 +454,7 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
         if (stopping) break;  // the job keeps its lease; the next start lifts it
         // From here to its recorded outcome the job is in hand: shutdown waits for it (a
         // session still connecting is not waited for; nothing has been sent yet).
-        InHand busy(in_hand);
+        auto busy = std::make_shared<InHand>(in_hand);
         if (!client) {
             for (auto& o : outcomes) o = *no_session;
             const Peer nowhere;  // named: GCC 12 frees a braced temporary argument twice
@@ -492,7 +502,14 @@ asio::awaitable<void> QueueManager::Impl::session(std::string destination,
                                             .text = "no reply to DATA"};
             outcomes[i].tls = session_tls_outcome;
         }
-        co_await finish(job, outcomes, peer);
+        // The outcome is written while the session goes on with its next job: waiting for
+        // the store's commit (a group commit gathers, then flushes) would hold each session
+        // to one message a commit. The job stays in hand until it is written. The outcomes
+        // not written yet are no more than the jobs claimed, and the claims wait in the same
+        // writer as they do.
+        asio::co_spawn(
+            ex, finish_later(self, std::move(job), std::move(outcomes), peer, std::move(busy)),
+            asio::detached);
     }
     if (client) co_await client->quit();
 }

@@ -95,6 +95,78 @@ class ScriptedHandler final : public smtp::SessionHandler {
     Peer& peer_;
 };
 
+// The email store, but a change of an email waits while the gate is shut (polled on the
+// caller's executor): an outcome that the store takes its time to commit.
+class GatedEmails final : public store::EmailStore {
+  public:
+    explicit GatedEmails(store::EmailStore& inner) : inner_(inner) {}
+    std::atomic<bool> shut{true};
+    std::atomic<int> waiting{0};  // changes held at the gate
+
+    asio::awaitable<Result<void>> change_email(std::string account_id, std::string email_id,
+                                               bool with_recipients,
+                                               store::EmailDecision decide) override {
+        if (shut) {
+            ++waiting;
+            asio::steady_timer t(co_await asio::this_coro::executor);
+            while (shut) {
+                t.expires_after(5ms);
+                co_await t.async_wait(asio::use_awaitable);
+            }
+            --waiting;
+        }
+        co_return co_await inner_.change_email(std::move(account_id), std::move(email_id),
+                                               with_recipients, std::move(decide));
+    }
+    asio::awaitable<Result<std::optional<store::StoredResponse>>> create_email(
+        store::NewEmail e) override {
+        return inner_.create_email(std::move(e));
+    }
+    asio::awaitable<Result<std::vector<std::optional<store::StoredResponse>>>> create_emails(
+        std::vector<store::NewEmail> es) override {
+        return inner_.create_emails(std::move(es));
+    }
+    asio::awaitable<Result<std::optional<store::StoredResponse>>> find_idempotent(
+        std::string account_id, std::string key, UnixMs now) override {
+        return inner_.find_idempotent(std::move(account_id), std::move(key), now);
+    }
+    asio::awaitable<Result<void>> change_email_locked(std::string account_id, std::string email_id,
+                                                      store::EmailDecision decide) override {
+        return inner_.change_email_locked(std::move(account_id), std::move(email_id),
+                                          std::move(decide));
+    }
+    asio::awaitable<Result<std::vector<store::Email>>> scheduled_due(UnixMs now,
+                                                                     int limit) override {
+        return inner_.scheduled_due(now, limit);
+    }
+    asio::awaitable<Result<store::Email>> find_email_by_return_token(std::string token) override {
+        return inner_.find_email_by_return_token(std::move(token));
+    }
+    asio::awaitable<Result<store::Email>> find_email(std::string account_id,
+                                                     std::string id) override {
+        return inner_.find_email(std::move(account_id), std::move(id));
+    }
+    asio::awaitable<Result<std::string>> email_raw(std::string account_id,
+                                                   std::string id) override {
+        return inner_.email_raw(std::move(account_id), std::move(id));
+    }
+    asio::awaitable<Result<std::vector<store::Event>>> email_events(std::string account_id,
+                                                                    std::string id) override {
+        return inner_.email_events(std::move(account_id), std::move(id));
+    }
+    asio::awaitable<Result<store::Page<store::Email>>> list_emails(
+        store::SearchQuery query) override {
+        return inner_.list_emails(std::move(query));
+    }
+    asio::awaitable<Result<store::Page<store::Envelope>>> list_envelopes(
+        store::SearchQuery query) override {
+        return inner_.list_envelopes(std::move(query));
+    }
+
+  private:
+    store::EmailStore& inner_;
+};
+
 // A DKIM key pair made once for every test (RSA generation is slow).
 const crypto::RsaKeyPair& dkim_pair() {
     static const auto pair = *crypto::generate_rsa(2048);
@@ -169,10 +241,11 @@ class QueueManagerTest : public ::testing::Test {
                        .node_id = "node-a"};
     }
 
-    void start_manager(Options o) {
+    void start_manager(Options o) { start_manager(std::move(o), *store_); }
+    void start_manager(Options o, store::EmailStore& emails) {
         manager_ = std::make_unique<QueueManager>(
             manager_ctx_.get_executor(), blocking_.get_executor(),
-            QueueManager::Stores{.queue = *store_, .emails = *store_, .domains = *store_}, zone_,
+            QueueManager::Stores{.queue = *store_, .emails = emails, .domains = *store_}, zone_,
             clock_, std::move(o));
         asio::co_spawn(manager_ctx_, manager_->run(), asio::detached);
         manager_thread_ = std::thread([this] { manager_ctx_.run(); });
@@ -307,6 +380,29 @@ TEST_F(QueueManagerTest, OneSessionCarriesTheMailWaitingForItsDestination) {
     EXPECT_EQ(peer_.received(), 3u);
     std::lock_guard lock(peer_.mutex);
     EXPECT_EQ(peer_.sessions, 1) << "the session was reused while its destination had mail";
+}
+
+// A session goes on with its next job while the store writes the last one's outcome: it does
+// not wait for the commit. The jobs stay in hand (what a stop waits for) until they are written.
+TEST_F(QueueManagerTest, ASessionDoesNotWaitForTheStoreToWriteAnOutcome) {
+    std::vector<std::string> ids;
+    for (const char* to : {"a@dest.test", "b@dest.test", "c@dest.test"}) ids.push_back(queue({to}));
+    GatedEmails gated(*store_);
+    auto o = options();
+    o.max_connections_per_domain = 1;
+    start_manager(std::move(o), gated);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (peer_.received() < 3 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(peer_.received(), 3u) << "every message went while no outcome was written";
+    EXPECT_EQ(gated.waiting.load(), 3);
+    EXPECT_EQ(manager_->jobs_in_hand(), 3);
+    for (const auto& id : ids) EXPECT_EQ(email(id).status, EmailStatus::queued);
+    gated.shut = false;
+    for (const auto& id : ids) EXPECT_EQ(wait_final(id).status, EmailStatus::delivered);
+    EXPECT_EQ(peer_.received(), 3u);
+    std::lock_guard lock(peer_.mutex);
+    EXPECT_EQ(peer_.sessions, 1);
 }
 
 TEST_F(QueueManagerTest, ATemporaryRefusalIsRetriedWhenTheClockSaysSo) {
