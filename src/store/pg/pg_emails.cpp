@@ -339,21 +339,30 @@ Result<Page<T>> search(Conn& c, const SearchQuery& q, const std::string& select,
 
 namespace detail {
 
-// The email `where` finds (with `params`), with its recipients when asked; `lock`: FOR
-// UPDATE, so that changes of one email on several nodes come one after the other.
-Result<Email> email_where(Conn& c, const std::string& where, const Params& params,
-                          bool with_recipients, bool lock) {
-    auto rows = c.exec(std::string("SELECT ") + kEmailColumns + " FROM emails e WHERE " + where +
-                           (lock ? " FOR UPDATE" : ""),
-                       params);
+// The one email `sql` finds (with `params`), with its recipients when asked; not found when it
+// is not of `account_id` (of any account when it is empty).
+Result<Email> one_email(Conn& c, const std::string& sql, const Params& params, bool with_recipients,
+                        std::string_view account_id = {}) {
+    auto rows = c.exec(sql, params);
     if (!rows) return rows.error();
     if (rows->empty()) return errc::not_found;
     Email e = read_email(rows->row(0));
+    if (!account_id.empty() && e.account_id != account_id) return errc::not_found;
     if (!with_recipients) return e;
     auto rs = recipients_of(c, e.id);
     if (!rs) return rs.error();
     e.recipients = std::move(*rs);
     return e;
+}
+
+// The email `where` finds (with `params`), with its recipients when asked; `lock`: FOR
+// UPDATE, so that changes of one email on several nodes come one after the other.
+Result<Email> email_where(Conn& c, const std::string& where, const Params& params,
+                          bool with_recipients, bool lock) {
+    return one_email(c,
+                     std::string("SELECT ") + kEmailColumns + " FROM emails e WHERE " + where +
+                         (lock ? " FOR UPDATE" : ""),
+                     params, with_recipients);
 }
 
 // The statements name the primary key alone, and the account is compared here: with the
@@ -365,14 +374,9 @@ const char* const kEmailRawSql = "SELECT raw, account_id FROM emails WHERE id = 
 
 Result<Email> email_by_id(Conn& c, const std::string& id, const std::string& account_id,
                           bool with_recipients, bool lock) {
-    auto e = email_where(c, "e.id = $1", Params().add(id), false, lock);
-    if (!e) return e;
-    if (!account_id.empty() && e->account_id != account_id) return errc::not_found;
-    if (!with_recipients) return e;
-    auto rs = recipients_of(c, e->id);
-    if (!rs) return rs.error();
-    e->recipients = std::move(*rs);
-    return e;
+    static const std::string kLocked = kEmailByIdSql + " FOR UPDATE";
+    return one_email(c, lock ? kLocked : kEmailByIdSql, Params().add(id), with_recipients,
+                     account_id);
 }
 
 Result<void> write_emails(Conn& c, Batch& b) {

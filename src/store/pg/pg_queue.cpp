@@ -8,20 +8,12 @@
 namespace posthorn::store::pg {
 namespace {
 
-// Leases up to $2 due recipients (never tried: `fresh`; or tried before) that no live lease
-// holds and the operator does not hold (migration 004), oldest due first. FOR UPDATE SKIP LOCKED: a
-// claimer on another node (whose transaction holds rows it took and has not committed yet) passes
-// over those rows instead of waiting for them, and a row taken by a claim that committed meanwhile
-// is checked again (its lease now live) and left out; so no recipient is leased twice.
-constexpr const char* kClaim =
-    "WITH due AS (SELECT id FROM recipients WHERE attempts %s 0 AND next_attempt_at <= $1 "
-    "AND held_at IS NULL AND (lease_until IS NULL OR lease_until <= $1) "
-    "ORDER BY next_attempt_at, id LIMIT $2 "
-    "FOR UPDATE SKIP LOCKED) "
-    "UPDATE recipients r SET lease_owner = $3, lease_until = $4 FROM due WHERE r.id = due.id "
-    "RETURNING r.id, r.email_id, r.account_id, r.address, r.domain, r.type, r.attempts, "
-    "EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = r.account_id "
-    "AND s.address = lower(r.address))";
+// A recipient due at $1: its time has come, no live lease holds it, and the operator does not
+// hold it (migration 004). With `attempts = 0` or `attempts > 0` before it, the conditions of
+// one of the two indexes of due recipients (recipients_fresh, recipients_retry).
+constexpr const char* kDue =
+    " 0 AND next_attempt_at <= $1 AND held_at IS NULL AND (lease_until IS NULL OR "
+    "lease_until <= $1)";
 
 }  // namespace
 
@@ -30,25 +22,33 @@ namespace detail {
 // Before a claim: whether any recipient is due. It looks as the claims do, in the two indexes
 // of due recipients, whose conditions it names so that they can be used: without them, every
 // recipient was read.
-const char* const kAnyDueSql =
-    "SELECT 1 WHERE EXISTS (SELECT 1 FROM recipients WHERE attempts = 0 AND "
-    "next_attempt_at <= $1 AND held_at IS NULL AND (lease_until IS NULL OR "
-    "lease_until <= $1)) OR EXISTS (SELECT 1 FROM recipients WHERE attempts > 0 AND "
-    "next_attempt_at <= $1 AND held_at IS NULL AND (lease_until IS NULL OR lease_until <= $1))";
+const std::string kAnyDueSql = std::string(
+                                   "SELECT 1 WHERE EXISTS (SELECT 1 FROM recipients "
+                                   "WHERE attempts =") +
+                               kDue + ") OR EXISTS (SELECT 1 FROM recipients WHERE attempts >" +
+                               kDue + ")";
 
 }  // namespace detail
 
 namespace {
 
+// Leases up to $2 due recipients (never tried: `fresh`; or tried before), oldest due first.
+// FOR UPDATE SKIP LOCKED: a claimer on another node (whose transaction holds rows it took and
+// has not committed yet) passes over those rows instead of waiting for them, and a row taken by
+// a claim that committed meanwhile is checked again (its lease now live) and left out; so no
+// recipient is leased twice.
+std::string claim(const char* attempts) {
+    return std::string("WITH due AS (SELECT id FROM recipients WHERE attempts ") + attempts + kDue +
+           " ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) "
+           "UPDATE recipients r SET lease_owner = $3, lease_until = $4 FROM due WHERE r.id = "
+           "due.id RETURNING r.id, r.email_id, r.account_id, r.address, r.domain, r.type, "
+           "r.attempts, EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = r.account_id "
+           "AND s.address = lower(r.address))";
+}
+
 const std::string& claim_sql(bool fresh) {
-    static const std::string kFresh = [] {
-        std::string s = kClaim;
-        return s.replace(s.find("%s"), 2, "=");
-    }();
-    static const std::string kRetry = [] {
-        std::string s = kClaim;
-        return s.replace(s.find("%s"), 2, ">");
-    }();
+    static const std::string kFresh = claim("=");
+    static const std::string kRetry = claim(">");
     return fresh ? kFresh : kRetry;
 }
 
@@ -121,7 +121,8 @@ asio::awaitable<Result<std::vector<QueuedEmail>>> PgStore::claim_due(UnixMs now,
                                                                      UnixMs lease_until) {
     // Polled every second when idle: a reader looks first, so that an idle poll costs the
     // writer nothing.
-    if (co_await impl_->nothing_due(detail::kAnyDueSql, now)) co_return std::vector<QueuedEmail>{};
+    if (co_await impl_->nothing_due(detail::kAnyDueSql.c_str(), now))
+        co_return std::vector<QueuedEmail>{};
     auto job = [now, limit, owner = std::move(owner), lease_until](
                    Conn& c, Batch&) -> Result<std::vector<QueuedEmail>> {
         Claim claim{.conn = c, .now = now, .owner = owner, .lease_until = lease_until};

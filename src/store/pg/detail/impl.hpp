@@ -87,7 +87,7 @@ Result<void> insert_event(Conn& c, Batch& b, const Event& e);
 // message (its raw and account, by the id $1), and whether any recipient is due at $1.
 extern const std::string kEmailByIdSql;
 extern const char* const kEmailRawSql;
-extern const char* const kAnyDueSql;
+extern const std::string kAnyDueSql;
 
 // The email `id` of `account_id` (of any account when it is empty), with its recipients when
 // asked; `lock`: FOR UPDATE (pg_emails.cpp).
